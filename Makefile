@@ -1,0 +1,52 @@
+# Bunting — run `make help` for the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NODE_DIR      := test/node
+NODE_MODULES  := $(NODE_DIR)/node_modules/.package-lock.json
+GO            ?= go
+FUZZTIME      ?= 10s
+
+# Tests that need fixtures or PostgreSQL fail instead of skipping when this is set.
+export BUNTING_REQUIRE_FIXTURES := 1
+export BUNTING_NODE_MODULES := $(abspath $(NODE_DIR)/node_modules)
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## Run the server (SQLite under ./data) and the proxy in one process
+	$(GO) run ./cmd/bunting
+
+.PHONY: build
+build: ## Build the bunting binary into ./bin
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bunting ./cmd/bunting
+
+$(NODE_MODULES): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+
+.PHONY: node-deps
+node-deps: $(NODE_MODULES) ## Install the pinned npm fixtures and real clients used by the tests
+
+.PHONY: test
+test: node-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
+	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race -timeout 20m ./engine/...
+	$(GO) test -run='^$$' -fuzz='^FuzzEvaluate$$' -fuzztime=$(FUZZTIME) ./engine
+	cd bench && $(GO) test -count=1 -run . ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
+	$(GO) test -run='^$$' -fuzz='^FuzzEvaluate$$' -fuzztime=$(FUZZTIME) ./engine
+
+.PHONY: bench
+bench: ## Benchmark the engine against the official Go SDK, side by side
+	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet, over every module
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './test/node/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
