@@ -1,0 +1,68 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Upstream is a running flag server that speaks the Unleash admin and client
+// APIs: the real Unleash server or Bunting's.
+type Upstream struct {
+	// Kind names the implementation in messages ("unleash", "bunting").
+	Kind string
+	// BaseURL is the server root, without a trailing slash.
+	BaseURL string
+	// AdminToken, ClientToken and FrontendToken were issued at start.
+	AdminToken, ClientToken, FrontendToken string
+	// Process is the server process.
+	Process *Process
+}
+
+// APIURL is what SDKs and proxies take as their upstream URL (with /api).
+func (u *Upstream) APIURL() string { return u.BaseURL + "/api" }
+
+// Admin returns an admin API client for this upstream.
+func (u *Upstream) Admin() *Admin { return NewAdmin(u.BaseURL, u.AdminToken) }
+
+// Tokens used by every upstream the tests start. Client and frontend tokens
+// are scoped to project default, environment development.
+const (
+	AdminToken    = "*:*.compat-admin-secret"
+	ClientToken   = "default:development.compat-client-secret"
+	FrontendToken = "default:development.compat-frontend-secret"
+)
+
+// unleashStartTimeout bounds the Unleash start: migrations on a fresh
+// database take 20–25 s on this machine.
+const unleashStartTimeout = 120 * time.Second
+
+// StartUnleash starts the real Unleash server (npm unleash-server 8.2.0 on
+// Node 22) on a fresh PostgreSQL database and waits until it is healthy.
+func StartUnleash(t testing.TB) *Upstream {
+	t.Helper()
+	node := Node22(t)
+	serverJS := NodePackageFile(t, filepath.Join("unleash-server", "dist", "server.js"))
+	dbURL := CreateDatabase(t, "bunting_compat_unleash")
+	port := FreePort(t)
+	env := map[string]string{
+		"DATABASE_URL":             dbURL,
+		"DATABASE_SSL":             "false",
+		"INIT_ADMIN_API_TOKENS":    AdminToken,
+		"INIT_CLIENT_API_TOKENS":   ClientToken,
+		"INIT_FRONTEND_API_TOKENS": FrontendToken,
+		"NODE_ENV":                 "production",
+		"CHECK_VERSION":            "false",
+		"SEND_TELEMETRY":           "false",
+		"LOG_LEVEL":                "warn",
+		"HTTP_HOST":                "127.0.0.1",
+		"HTTP_PORT":                strconv.Itoa(port),
+		"TZ":                       "UTC",
+	}
+	p := StartProcess(t, "unleash-server", "", env, node, serverJS)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	WaitHTTP(t, p, base+"/health", nil, 200, unleashStartTimeout)
+	return &Upstream{Kind: "unleash", BaseURL: base, AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken, Process: p}
+}
