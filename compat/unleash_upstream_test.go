@@ -11,10 +11,10 @@ import (
 )
 
 // TestBuntingProxyWithUnleashUpstream runs Bunting's proxy against the real
-// Unleash 8.2.0 server: flags configured through Unleash's admin API are
-// served by the proxy, a change in Unleash reaches it, its evaluations agree
-// with Unleash's own frontend API, and its registration and usage metrics are
-// stored by Unleash.
+// Unleash 8.2.0 server (started once for all subtests): flags configured
+// through Unleash's admin API are served by the proxy, a change in Unleash
+// reaches it, its evaluations agree with Unleash's own frontend API, and its
+// registration and usage metrics are stored by Unleash.
 func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 	harness.Require(t)
 	up := harness.StartUnleash(t)
@@ -36,68 +36,59 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 		}
 	})
 
-	const appName = "bunting-proxy-on-unleash"
-	proxy := harness.StartBuntingProxy(t, up, appName)
-	client := proxy.Client()
-
-	t.Run("serves the flags configured in Unleash", func(t *testing.T) {
-		harness.Eventually(t, 10*time.Second, 250*time.Millisecond, "the first case", func() error {
-			return harness.VerifyProxyCase(client, harness.Cases[0])
+	t.Run("Bunting proxy", func(t *testing.T) {
+		proxy := harness.StartBuntingProxy(t, up, "bunting-proxy-on-unleash")
+		checkProxy(t, up, proxy)
+		t.Run("agrees with Unleash's frontend API", func(t *testing.T) {
+			checkAgreesWithFrontendAPI(t, proxy.Client(), frontend)
 		})
-		for _, c := range harness.Cases {
-			harness.CheckProxyCase(t, client, c)
-		}
 	})
 
-	t.Run("sees a flag switched on and off in Unleash", func(t *testing.T) {
-		const flag = "compat.switch-unleash"
-		ctx := harness.Cases[0].Context
-		harness.AddSwitchFlag(t, admin, flag)
-		harness.WaitProxyFlag(t, client, ctx, flag, true, 20*time.Second)
-		admin.SetEnabled(t, harness.Project, flag, harness.Environment, false)
-		harness.WaitProxyFlag(t, client, ctx, flag, false, 20*time.Second)
+	// The client checks, run here with Unleash's own clients against Unleash
+	// itself, prove that they pass with the real programs;
+	// TestRealClientsWithBuntingServer runs them against Bunting's server.
+	t.Run("Node proxy (reference run)", func(t *testing.T) {
+		checkProxy(t, up, harness.StartNodeProxy(t, up, "node-proxy-on-unleash"))
 	})
+	t.Run("Node SDK (reference run)", func(t *testing.T) {
+		checkSDK(t, up, harness.StartNodeSDK(t, up, "node-sdk-on-unleash"), "node-sdk-on-unleash")
+	})
+	t.Run("Go SDK (reference run)", func(t *testing.T) {
+		checkSDK(t, up, startGoSDK(t, up, "go-sdk-on-unleash"), "go-sdk-on-unleash")
+	})
+}
 
-	t.Run("agrees with Unleash's frontend API", func(t *testing.T) {
-		var seenOn, seenOff bool
-		harness.Eventually(t, 20*time.Second, 500*time.Millisecond, "same toggles from both", func() error {
-			seenOn, seenOff = false, false
-			for i := range 30 {
-				ctx := harness.Context{UserID: fmt.Sprintf("user-%d", i), Properties: map[string]string{"region": "eu"}}
-				ours, err := client.Get(ctx)
-				if err != nil {
-					return err
-				}
-				theirs, err := frontend.Get(ctx)
-				if err != nil {
-					return err
-				}
-				if err := sameToggles(ours, theirs); err != nil {
-					return fmt.Errorf("user %s: %w", ctx.UserID, err)
-				}
-				if slices.ContainsFunc(ours, func(tg harness.ProxyToggle) bool { return tg.Name == flagHalf }) {
-					seenOn = true
-				} else {
-					seenOff = true
-				}
+// checkAgreesWithFrontendAPI compares the proxy's GET /proxy with Unleash's
+// own evaluation (its frontend API) for thirty users, which includes the 50 %
+// rollout with two variants.
+func checkAgreesWithFrontendAPI(t *testing.T, ours, frontend *harness.ProxyClient) {
+	var seenOn, seenOff bool
+	harness.Eventually(t, changeTimeout, 500*time.Millisecond, "same toggles from both", func() error {
+		seenOn, seenOff = false, false
+		for i := range 30 {
+			ctx := harness.Context{UserID: fmt.Sprintf("user-%d", i), Properties: map[string]string{"region": "eu"}}
+			got, err := ours.Get(ctx)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if !seenOn || !seenOff {
-			t.Errorf("the 50 %% rollout was on for some users: %v, off for some: %v; want both", seenOn, seenOff)
+			want, err := frontend.Get(ctx)
+			if err != nil {
+				return err
+			}
+			if err := sameToggles(got, want); err != nil {
+				return fmt.Errorf("user %s: %w", ctx.UserID, err)
+			}
+			if slices.ContainsFunc(got, func(tg harness.ProxyToggle) bool { return tg.Name == flagHalf }) {
+				seenOn = true
+			} else {
+				seenOff = true
+			}
 		}
+		return nil
 	})
-
-	t.Run("usage metrics and registration reach Unleash", func(t *testing.T) {
-		// Evaluations from the subtests above are counted by the proxy
-		// and posted every second.
-		usage := admin.WaitUsage(t, harness.FlagSimple, appName, 1, 0, 30*time.Second)
-		if !slices.Contains(usage.Environments, harness.Environment) {
-			t.Errorf("usage recorded in environments %v, want %s", usage.Environments, harness.Environment)
-		}
-		admin.WaitUsage(t, harness.FlagDisabled, appName, 0, 1, 30*time.Second)
-		admin.WaitApplicationInstance(t, appName, appName+"-1", 60*time.Second)
-	})
+	if !seenOn || !seenOff {
+		t.Errorf("the 50 %% rollout was on for some users: %v, off for some: %v; want both", seenOn, seenOff)
+	}
 }
 
 // flagHalf is a 50 % rollout by userId with two variants; its outcome per

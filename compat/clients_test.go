@@ -1,0 +1,83 @@
+package compat_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/compat/harness"
+)
+
+const (
+	timeSecond = time.Second
+	// sdkTimeout bounds an SDK's readiness.
+	sdkTimeout = 20 * time.Second
+	// changeTimeout bounds how long a change made through the admin API may
+	// take to reach a client that polls every second.
+	changeTimeout = 20 * time.Second
+	// metricsTimeout bounds how long usage posted every second may take to
+	// show in the admin API.
+	metricsTimeout = 30 * time.Second
+	// registrationTimeout bounds how long a client's registration may take
+	// to show as an application instance (Unleash flushes them in batches).
+	registrationTimeout = 60 * time.Second
+)
+
+func afterSDKTimeout() <-chan time.Time { return time.After(sdkTimeout) }
+
+// checkSDK runs the client scenario against an SDK connected to up as
+// appName: it evaluates every case, sees a flag switched on and off through
+// the admin API, and its usage metrics and registration are stored.
+func checkSDK(t *testing.T, up *harness.Upstream, sdk harness.SDK, appName string) {
+	admin := up.Admin()
+	switchFlag := "compat.switch-" + appName
+	ctx := harness.Cases[0].Context
+
+	t.Run("evaluates the scenario", func(t *testing.T) {
+		harness.CheckSDKScenario(t, sdk)
+	})
+	t.Run("sees a flag switched on and off", func(t *testing.T) {
+		harness.AddSwitchFlag(t, admin, switchFlag)
+		harness.WaitSDKFlag(t, sdk, ctx, switchFlag, true, changeTimeout)
+		admin.SetEnabled(t, harness.Project, switchFlag, harness.Environment, false)
+		harness.WaitSDKFlag(t, sdk, ctx, switchFlag, false, changeTimeout)
+	})
+	t.Run("its metrics and registration are stored", func(t *testing.T) {
+		// The switch flag was evaluated by this client only, both on and off.
+		admin.WaitUsage(t, switchFlag, appName, 1, 1, metricsTimeout)
+		admin.WaitUsage(t, harness.FlagSimple, appName, 1, 0, metricsTimeout)
+		admin.WaitApplicationInstance(t, appName, appName+"-1", registrationTimeout)
+	})
+}
+
+// checkProxy runs the client scenario against a proxy whose upstream is up:
+// GET and POST /proxy answer every case, a flag switched on and off through
+// the admin API shows, and the proxy's usage metrics and registration are
+// stored upstream.
+func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
+	admin := up.Admin()
+	client := proxy.Client()
+	switchFlag := "compat.switch-" + proxy.AppName
+	ctx := harness.Cases[0].Context
+
+	t.Run("serves the scenario", func(t *testing.T) {
+		harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the first case", func() error {
+			return harness.VerifyProxyCase(client, harness.Cases[0])
+		})
+		for _, c := range harness.Cases {
+			harness.CheckProxyCase(t, client, c)
+		}
+	})
+	t.Run("sees a flag switched on and off", func(t *testing.T) {
+		harness.AddSwitchFlag(t, admin, switchFlag)
+		harness.WaitProxyFlag(t, client, ctx, switchFlag, true, changeTimeout)
+		admin.SetEnabled(t, harness.Project, switchFlag, harness.Environment, false)
+		harness.WaitProxyFlag(t, client, ctx, switchFlag, false, changeTimeout)
+	})
+	t.Run("its metrics and registration are stored upstream", func(t *testing.T) {
+		// POST /proxy with a toggle list counts with every proxy, the
+		// reference included: FlagSimple yes, FlagDisabled no.
+		admin.WaitUsage(t, harness.FlagSimple, proxy.AppName, 1, 0, metricsTimeout)
+		admin.WaitUsage(t, harness.FlagDisabled, proxy.AppName, 0, 1, metricsTimeout)
+		admin.WaitApplicationInstance(t, proxy.AppName, proxy.AppName+"-1", registrationTimeout)
+	})
+}
