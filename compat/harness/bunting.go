@@ -90,6 +90,7 @@ func StartBuntingProxy(t testing.TB, up *Upstream, appName string) *Proxy {
 		"UPSTREAM_FETCH_INTERVAL":    "1000",
 		"UPSTREAM_METRICS_INTERVAL":  "1000",
 		"PORT":                       strconv.Itoa(port),
+		"LISTEN_ADDRESS":             "127.0.0.1",
 		"LOG_LEVEL":                  "info",
 		"TMPDIR":                     t.TempDir(),
 	}
