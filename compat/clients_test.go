@@ -1,6 +1,7 @@
 package compat_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,5 +80,64 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 		admin.WaitUsage(t, harness.FlagSimple, proxy.AppName, 1, 0, metricsTimeout)
 		admin.WaitUsage(t, harness.FlagDisabled, proxy.AppName, 0, 1, metricsTimeout)
 		admin.WaitApplicationInstance(t, proxy.AppName, proxy.AppName+"-1", registrationTimeout)
+	})
+	t.Run("its yes counts arrive upstream exactly", func(t *testing.T) {
+		checkExactYesCount(t, admin, client, proxy.AppName)
+	})
+}
+
+// checkExactYesCount creates a flag that is on only for one user, asks the
+// proxy for it with POST /proxy and a toggle list (which every proxy counts)
+// until it is on and then ten times more, and checks that the upstream
+// stores exactly as many yes answers as the proxy gave. Other requests never
+// use that user, so nothing else can count a yes for the flag.
+func checkExactYesCount(t *testing.T, admin *harness.Admin, client *harness.ProxyClient, appName string) {
+	flag := "compat.counted-" + appName
+	user := harness.Context{UserID: "counter-" + appName}
+	admin.CreateFeature(t, harness.Project, flag)
+	admin.AddStrategy(t, harness.Project, flag, harness.Environment, harness.Strategy{
+		Name:        "default",
+		Constraints: []harness.Constraint{{ContextName: "userId", Operator: "IN", Values: []string{user.UserID}}},
+	})
+	admin.SetEnabled(t, harness.Project, flag, harness.Environment, true)
+
+	yes := 0
+	ask := func() (bool, error) {
+		toggles, err := client.Post(user, []string{flag})
+		if err != nil {
+			return false, err
+		}
+		if len(toggles) != 1 || toggles[0].Name != flag {
+			return false, fmt.Errorf("POST /proxy for %s answered %+v", flag, toggles)
+		}
+		if toggles[0].Enabled {
+			yes++
+		}
+		return toggles[0].Enabled, nil
+	}
+	harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the proxy knows "+flag, func() error {
+		on, err := ask()
+		if err == nil && !on {
+			err = fmt.Errorf("%s is still off", flag)
+		}
+		return err
+	})
+	for range 10 {
+		if on, err := ask(); err != nil || !on {
+			t.Fatalf("POST /proxy for %s: on=%v, err=%v", flag, on, err)
+		}
+	}
+	harness.Eventually(t, metricsTimeout, 500*time.Millisecond, "exactly the proxy's yes answers upstream", func() error {
+		usage, err := admin.Usage(t, flag)
+		if err != nil {
+			return err
+		}
+		if usage.Yes > yes {
+			t.Fatalf("upstream counted %d yes for %s, more than the %d the proxy answered", usage.Yes, flag, yes)
+		}
+		if usage.Yes != yes {
+			return fmt.Errorf("upstream has %d yes, want %d", usage.Yes, yes)
+		}
+		return nil
 	})
 }
