@@ -25,12 +25,31 @@ const (
 
 func afterSDKTimeout() <-chan time.Time { return time.After(sdkTimeout) }
 
-// checkSDK runs the client scenario against an SDK connected to up as
-// appName: it evaluates every case, sees a flag switched on and off through
-// the admin API, and its usage metrics and registration are stored.
-func checkSDK(t *testing.T, up *harness.Upstream, sdk harness.SDK, appName string) {
-	admin := up.Admin()
-	switchFlag := "compat.switch-" + appName
+// sdkRun says how an SDK under test is connected.
+type sdkRun struct {
+	// AppName is the SDK's own appName.
+	AppName string
+	// MetricsApp is the appName its usage is stored under upstream: its own,
+	// or that of the proxy it reads from.
+	MetricsApp string
+	// Registers is whether its registration reaches the upstream (not when
+	// it reads from a proxy).
+	Registers bool
+}
+
+// direct describes an SDK connected straight to the upstream.
+func direct(appName string) sdkRun { return sdkRun{AppName: appName, MetricsApp: appName, Registers: true} }
+
+// throughProxy describes an SDK reading from a proxy's /proxy/client API.
+func throughProxy(appName string, proxy *harness.Proxy) sdkRun {
+	return sdkRun{AppName: appName, MetricsApp: proxy.AppName}
+}
+
+// checkSDK runs the client scenario against an SDK: it evaluates every case,
+// sees a flag switched on and off through the admin API, and its usage
+// metrics (and registration) are stored upstream.
+func checkSDK(t *testing.T, admin *harness.Admin, sdk harness.SDK, run sdkRun) {
+	switchFlag := "compat.switch-" + run.AppName
 	ctx := harness.Cases[0].Context
 
 	t.Run("evaluates the scenario", func(t *testing.T) {
@@ -42,12 +61,16 @@ func checkSDK(t *testing.T, up *harness.Upstream, sdk harness.SDK, appName strin
 		admin.SetEnabled(t, harness.Project, switchFlag, harness.Environment, false)
 		harness.WaitSDKFlag(t, sdk, ctx, switchFlag, false, changeTimeout)
 	})
-	t.Run("its metrics and registration are stored", func(t *testing.T) {
+	t.Run("its metrics are stored", func(t *testing.T) {
 		// The switch flag was evaluated by this client only, both on and off.
-		admin.WaitUsage(t, switchFlag, appName, 1, 1, metricsTimeout)
-		admin.WaitUsage(t, harness.FlagSimple, appName, 1, 0, metricsTimeout)
-		admin.WaitApplicationInstance(t, appName, appName+"-1", registrationTimeout)
+		admin.WaitUsage(t, switchFlag, run.MetricsApp, 1, 1, metricsTimeout)
+		admin.WaitUsage(t, harness.FlagSimple, run.MetricsApp, 1, 0, metricsTimeout)
 	})
+	if run.Registers {
+		t.Run("its registration is stored", func(t *testing.T) {
+			admin.WaitApplicationInstance(t, run.AppName, run.AppName+"-1", registrationTimeout)
+		})
+	}
 }
 
 // checkProxy runs the client scenario against a proxy whose upstream is up:

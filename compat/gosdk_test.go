@@ -17,16 +17,17 @@ type goSDK struct {
 	listener *goSDKListener
 }
 
-// startGoSDK starts the Go SDK against the upstream with the client token,
-// refreshing and sending metrics every second, and waits until it is ready.
-func startGoSDK(t *testing.T, up *harness.Upstream, appName string) *goSDK {
+// startGoSDK starts the Go SDK against an endpoint (an upstream's client API
+// or a proxy's), refreshing and sending metrics every second, and waits until
+// it is ready.
+func startGoSDK(t *testing.T, at harness.Endpoint, appName string) *goSDK {
 	t.Helper()
 	listener := &goSDKListener{ready: make(chan struct{})}
 	client, err := unleash.NewClient(
-		unleash.WithUrl(up.APIURL()),
+		unleash.WithUrl(at.URL),
 		unleash.WithAppName(appName),
 		unleash.WithInstanceId(appName+"-1"),
-		unleash.WithCustomHeaders(map[string][]string{"Authorization": {up.ClientToken}}),
+		unleash.WithCustomHeaders(map[string][]string{"Authorization": {at.Token}}),
 		unleash.WithRefreshInterval(timeSecond),
 		unleash.WithMetricsInterval(timeSecond),
 		unleash.WithBackupPath(t.TempDir()),

@@ -37,11 +37,45 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 	})
 
 	t.Run("Bunting proxy", func(t *testing.T) {
-		proxy := harness.StartBuntingProxy(t, up, "bunting-proxy-on-unleash")
+		proxy := harness.StartBuntingProxy(t, up, "bunting-proxy-on-unleash", nil)
 		checkProxy(t, up, proxy)
 		t.Run("agrees with Unleash's frontend API", func(t *testing.T) {
 			checkAgreesWithFrontendAPI(t, proxy.Client(), frontend)
 		})
+		// Server-side SDKs reading /proxy/client/features evaluate the
+		// scenario's segment flag right only if the proxy passes segments on.
+		t.Run("serves the Node SDK", func(t *testing.T) {
+			sdk := harness.StartNodeSDK(t, proxy.SDKEndpoint(), "node-sdk-via-bunting-proxy")
+			checkSDK(t, admin, sdk, throughProxy("node-sdk-via-bunting-proxy", proxy))
+		})
+		t.Run("serves the Go SDK", func(t *testing.T) {
+			sdk := startGoSDK(t, proxy.SDKEndpoint(), "go-sdk-via-bunting-proxy")
+			checkSDK(t, admin, sdk, throughProxy("go-sdk-via-bunting-proxy", proxy))
+		})
+	})
+
+	t.Run("Bunting proxy with upstream filters", func(t *testing.T) {
+		admin.TagFeature(t, harness.FlagConstrained, "simple", "compat-tagged")
+		filters := []struct {
+			name, variable, value string
+			want                  []string
+		}{
+			{"name prefix", "UPSTREAM_NAME_PREFIX", "compat.se", []string{harness.FlagSegmented}},
+			{"tag", "UPSTREAM_TAGS", "simple:compat-tagged", []string{harness.FlagConstrained}},
+			{"project", "UPSTREAM_PROJECT_NAME", harness.Project, harness.Cases[0].Enabled()},
+		}
+		for _, f := range filters {
+			t.Run(f.name, func(t *testing.T) {
+				proxy := harness.StartBuntingProxy(t, up, "bunting-proxy-filtered", map[string]string{f.variable: f.value})
+				toggles, err := proxy.Client().Get(harness.Cases[0].Context)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := scenarioNames(toggles); !slices.Equal(got, sorted(f.want)) {
+					t.Errorf("%s=%s: GET /proxy lists %v, want %v", f.variable, f.value, got, sorted(f.want))
+				}
+			})
+		}
 	})
 
 	// The client checks, run here with Unleash's own clients against Unleash
@@ -51,11 +85,29 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 		checkProxy(t, up, harness.StartNodeProxy(t, up, "node-proxy-on-unleash"))
 	})
 	t.Run("Node SDK (reference run)", func(t *testing.T) {
-		checkSDK(t, up, harness.StartNodeSDK(t, up, "node-sdk-on-unleash"), "node-sdk-on-unleash")
+		sdk := harness.StartNodeSDK(t, up.ClientEndpoint(), "node-sdk-on-unleash")
+		checkSDK(t, admin, sdk, direct("node-sdk-on-unleash"))
 	})
 	t.Run("Go SDK (reference run)", func(t *testing.T) {
-		checkSDK(t, up, startGoSDK(t, up, "go-sdk-on-unleash"), "go-sdk-on-unleash")
+		checkSDK(t, admin, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-unleash"), direct("go-sdk-on-unleash"))
 	})
+}
+
+// scenarioNames lists, sorted, the scenario flags among toggles.
+func scenarioNames(toggles []harness.ProxyToggle) []string {
+	var names []string
+	for _, tg := range toggles {
+		if slices.Contains(harness.ScenarioFlags, tg.Name) {
+			names = append(names, tg.Name)
+		}
+	}
+	return sorted(names)
+}
+
+func sorted(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return out
 }
 
 // checkAgreesWithFrontendAPI compares the proxy's GET /proxy with Unleash's

@@ -150,6 +150,13 @@ func (a *Admin) SetEnabled(t testing.TB, project, feature, env string, on bool) 
 	a.mustDo(t, http.MethodPost, featurePath(project, feature)+"/environments/"+url.PathEscape(env)+"/"+action, nil, nil, 200, 202, 204)
 }
 
+// TagFeature adds the tag type:value to a flag.
+func (a *Admin) TagFeature(t testing.TB, feature, tagType, value string) {
+	t.Helper()
+	a.mustDo(t, http.MethodPost, "/api/admin/features/"+url.PathEscape(feature)+"/tags",
+		map[string]string{"type": tagType, "value": value}, nil, 200, 201)
+}
+
 // FeatureUsage is what the admin API reports of a flag's recent usage.
 type FeatureUsage struct {
 	Yes, No          int

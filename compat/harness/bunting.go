@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,15 @@ type Proxy struct {
 	ClientKey string
 	// AppName is the name the proxy reports upstream.
 	AppName string
-	Process *Process
+	// ServerSDKToken, when set, lets server-side SDKs read
+	// /proxy/client/features (expServerSideSdkConfig.tokens).
+	ServerSDKToken string
+	Process        *Process
+}
+
+// SDKEndpoint is where server-side SDKs connect to the proxy.
+func (p *Proxy) SDKEndpoint() Endpoint {
+	return Endpoint{URL: p.BaseURL + "/proxy", Token: p.ServerSDKToken}
 }
 
 // Client returns a /proxy client for p.
@@ -76,12 +85,16 @@ const proxyReadyTimeout = 30 * time.Second
 
 // StartBuntingProxy runs `bunting proxy` against the upstream's client API,
 // syncing and posting metrics every second, and waits until it is ready.
-func StartBuntingProxy(t testing.TB, up *Upstream, appName string) *Proxy {
+// extraEnv adds or overrides configuration variables. The proxy accepts
+// server-side SDKs with its ServerSDKToken.
+func StartBuntingProxy(t testing.TB, up *Upstream, appName string, extraEnv map[string]string) *Proxy {
 	t.Helper()
 	bin := BuntingBinary(t)
 	port := FreePort(t)
 	key := "compat-proxy-key-" + randomHex(4)
+	sdkToken := "compat-proxy-sdk-token-" + randomHex(4)
 	env := map[string]string{
+		"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS": sdkToken,
 		"UPSTREAM_URL":               up.APIURL(),
 		"UPSTREAM_API_TOKEN":         up.ClientToken,
 		"UPSTREAM_PROXY_CLIENT_KEYS": key,
@@ -94,10 +107,11 @@ func StartBuntingProxy(t testing.TB, up *Upstream, appName string) *Proxy {
 		"LOG_LEVEL":                  "info",
 		"TMPDIR":                     t.TempDir(),
 	}
+	maps.Copy(env, extraEnv)
 	p := StartProcess(t, "bunting-proxy-"+appName, "", env, bin, "proxy")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	WaitHTTP(t, p, base+"/proxy/health", nil, 200, proxyReadyTimeout)
-	return &Proxy{Kind: "bunting", BaseURL: base, ClientKey: key, AppName: appName, Process: p}
+	return &Proxy{Kind: "bunting", BaseURL: base, ClientKey: key, AppName: appName, ServerSDKToken: sdkToken, Process: p}
 }
 
 // StartNodeProxy runs the reference Node proxy (npm @unleash/proxy 1.4.19 on

@@ -41,9 +41,9 @@ type driverAnswer struct {
 // nodeSDKTimeout bounds one command to the driver and its readiness.
 const nodeSDKTimeout = 20 * time.Second
 
-// StartNodeSDK starts the Node SDK against the upstream with the client
-// token and waits for its ready event.
-func StartNodeSDK(t testing.TB, up *Upstream, appName string) *NodeSDK {
+// StartNodeSDK starts the Node SDK against an endpoint (an upstream's client
+// API or a proxy's) and waits for its ready event.
+func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -58,8 +58,8 @@ func StartNodeSDK(t testing.TB, up *Upstream, appName string) *NodeSDK {
 	s.cmd = exec.Command(node, script)
 	s.cmd.Env = append(os.Environ(), EnvList(map[string]string{
 		"NODE_PATH":         NodeModules(t),
-		"UNLEASH_URL":       up.APIURL(),
-		"UNLEASH_API_TOKEN": up.ClientToken,
+		"UNLEASH_URL":       at.URL,
+		"UNLEASH_API_TOKEN": at.Token,
 		"APP_NAME":          appName,
 		"INSTANCE_ID":       appName + "-1",
 	})...)

@@ -24,6 +24,18 @@ type Upstream struct {
 // APIURL is what SDKs and proxies take as their upstream URL (with /api).
 func (u *Upstream) APIURL() string { return u.BaseURL + "/api" }
 
+// ClientEndpoint is where server-side SDKs connect: the API URL and the
+// client token.
+func (u *Upstream) ClientEndpoint() Endpoint { return Endpoint{URL: u.APIURL(), Token: u.ClientToken} }
+
+// Endpoint is what a server-side SDK is configured with.
+type Endpoint struct {
+	// URL is the SDK's url option (it appends client/features etc.).
+	URL string
+	// Token goes in the Authorization header.
+	Token string
+}
+
 // Admin returns an admin API client for this upstream.
 func (u *Upstream) Admin() *Admin { return NewAdmin(u.BaseURL, u.AdminToken) }
 
