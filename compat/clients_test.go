@@ -38,7 +38,9 @@ type sdkRun struct {
 }
 
 // direct describes an SDK connected straight to the upstream.
-func direct(appName string) sdkRun { return sdkRun{AppName: appName, MetricsApp: appName, Registers: true} }
+func direct(appName string) sdkRun {
+	return sdkRun{AppName: appName, MetricsApp: appName, Registers: true}
+}
 
 // throughProxy describes an SDK reading from a proxy's /proxy/client API.
 func throughProxy(appName string, proxy *harness.Proxy) sdkRun {

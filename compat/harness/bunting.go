@@ -95,17 +95,17 @@ func StartBuntingProxy(t testing.TB, up *Upstream, appName string, extraEnv map[
 	sdkToken := "compat-proxy-sdk-token-" + randomHex(4)
 	env := map[string]string{
 		"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS": sdkToken,
-		"UPSTREAM_URL":               up.APIURL(),
-		"UPSTREAM_API_TOKEN":         up.ClientToken,
-		"UPSTREAM_PROXY_CLIENT_KEYS": key,
-		"UPSTREAM_APP_NAME":          appName,
-		"UPSTREAM_INSTANCE_ID":       appName + "-1",
-		"UPSTREAM_FETCH_INTERVAL":    "1000",
-		"UPSTREAM_METRICS_INTERVAL":  "1000",
-		"PORT":                       strconv.Itoa(port),
-		"LISTEN_ADDRESS":             "127.0.0.1",
-		"LOG_LEVEL":                  "info",
-		"TMPDIR":                     t.TempDir(),
+		"UPSTREAM_URL":                      up.APIURL(),
+		"UPSTREAM_API_TOKEN":                up.ClientToken,
+		"UPSTREAM_PROXY_CLIENT_KEYS":        key,
+		"UPSTREAM_APP_NAME":                 appName,
+		"UPSTREAM_INSTANCE_ID":              appName + "-1",
+		"UPSTREAM_FETCH_INTERVAL":           "1000",
+		"UPSTREAM_METRICS_INTERVAL":         "1000",
+		"PORT":                              strconv.Itoa(port),
+		"LISTEN_ADDRESS":                    "127.0.0.1",
+		"LOG_LEVEL":                         "info",
+		"TMPDIR":                            t.TempDir(),
 	}
 	maps.Copy(env, extraEnv)
 	p := StartProcess(t, "bunting-proxy-"+appName, "", env, bin, "proxy")
