@@ -21,6 +21,10 @@ const (
 	// registrationTimeout bounds how long a client's registration may take
 	// to show as an application instance (Unleash flushes them in batches).
 	registrationTimeout = 60 * time.Second
+	// flagNamesCacheAge is how long Unleash may take to accept usage of a
+	// new flag: its metrics service caches flag names for 10 s and drops
+	// counts for names it does not know.
+	flagNamesCacheAge = 11 * time.Second
 )
 
 func afterSDKTimeout() <-chan time.Time { return time.After(sdkTimeout) }
@@ -51,22 +55,30 @@ func throughProxy(appName string, proxy *harness.Proxy) sdkRun {
 // sees a flag switched on and off through the admin API, and its usage
 // metrics (and registration) are stored upstream.
 func checkSDK(t *testing.T, admin *harness.Admin, sdk harness.SDK, run sdkRun) {
-	switchFlag := "compat.switch-" + run.AppName
 	ctx := harness.Cases[0].Context
+	// Only this SDK evaluates its usage flag, so its usage upstream can only
+	// come from this SDK's metrics.
+	usageFlag := "compat.usage-" + run.AppName
+	harness.AddSwitchFlag(t, admin, usageFlag)
 
 	t.Run("evaluates the scenario", func(t *testing.T) {
 		harness.CheckSDKScenario(t, sdk)
 	})
 	t.Run("sees a flag switched on and off", func(t *testing.T) {
+		switchFlag := "compat.switch-" + run.AppName
 		harness.AddSwitchFlag(t, admin, switchFlag)
 		harness.WaitSDKFlag(t, sdk, ctx, switchFlag, true, changeTimeout)
 		admin.SetEnabled(t, harness.Project, switchFlag, harness.Environment, false)
 		harness.WaitSDKFlag(t, sdk, ctx, switchFlag, false, changeTimeout)
 	})
 	t.Run("its metrics are stored", func(t *testing.T) {
-		// The switch flag was evaluated by this client only, both on and off.
-		admin.WaitUsage(t, switchFlag, run.MetricsApp, 1, 1, metricsTimeout)
-		admin.WaitUsage(t, harness.FlagSimple, run.MetricsApp, 1, 0, metricsTimeout)
+		nudge := func() error {
+			_, err := sdk.Evaluate([]harness.Check{{Flag: usageFlag, Context: ctx}, {Flag: harness.FlagDisabled, Context: ctx}})
+			return err
+		}
+		harness.WaitSDKFlag(t, sdk, ctx, usageFlag, true, changeTimeout)
+		admin.WaitUsage(t, usageFlag, run.MetricsApp, 1, 0, metricsTimeout, nudge)
+		admin.WaitUsage(t, harness.FlagDisabled, run.MetricsApp, 0, 1, metricsTimeout, nudge)
 	})
 	if run.Registers {
 		t.Run("its registration is stored", func(t *testing.T) {
@@ -78,12 +90,12 @@ func checkSDK(t *testing.T, admin *harness.Admin, sdk harness.SDK, run sdkRun) {
 // checkProxy runs the client scenario against a proxy whose upstream is up:
 // GET and POST /proxy answer every case, a flag switched on and off through
 // the admin API shows, and the proxy's usage metrics and registration are
-// stored upstream.
+// stored upstream, its yes counts exactly.
 func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 	admin := up.Admin()
 	client := proxy.Client()
-	switchFlag := "compat.switch-" + proxy.AppName
 	ctx := harness.Cases[0].Context
+	counted := newCountedFlag(t, admin, proxy.AppName)
 
 	t.Run("serves the scenario", func(t *testing.T) {
 		harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the first case", func() error {
@@ -94,6 +106,7 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 		}
 	})
 	t.Run("sees a flag switched on and off", func(t *testing.T) {
+		switchFlag := "compat.switch-" + proxy.AppName
 		harness.AddSwitchFlag(t, admin, switchFlag)
 		harness.WaitProxyFlag(t, client, ctx, switchFlag, true, changeTimeout)
 		admin.SetEnabled(t, harness.Project, switchFlag, harness.Environment, false)
@@ -102,63 +115,78 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 	t.Run("its metrics and registration are stored upstream", func(t *testing.T) {
 		// POST /proxy with a toggle list counts with every proxy, the
 		// reference included: FlagSimple yes, FlagDisabled no.
-		admin.WaitUsage(t, harness.FlagSimple, proxy.AppName, 1, 0, metricsTimeout)
-		admin.WaitUsage(t, harness.FlagDisabled, proxy.AppName, 0, 1, metricsTimeout)
+		nudge := func() error {
+			_, err := client.Post(ctx, []string{harness.FlagSimple, harness.FlagDisabled})
+			return err
+		}
+		admin.WaitUsage(t, harness.FlagSimple, proxy.AppName, 1, 0, metricsTimeout, nudge)
+		admin.WaitUsage(t, harness.FlagDisabled, proxy.AppName, 0, 1, metricsTimeout, nudge)
 		admin.WaitApplicationInstance(t, proxy.AppName, proxy.AppName+"-1", registrationTimeout)
 	})
 	t.Run("its yes counts arrive upstream exactly", func(t *testing.T) {
-		checkExactYesCount(t, admin, client, proxy.AppName)
+		counted.check(t, admin, client)
 	})
 }
 
-// checkExactYesCount creates a flag that is on only for one user, asks the
-// proxy for it with POST /proxy and a toggle list (which every proxy counts)
-// until it is on and then ten times more, and checks that the upstream
-// stores exactly as many yes answers as the proxy gave. Other requests never
-// use that user, so nothing else can count a yes for the flag.
-func checkExactYesCount(t *testing.T, admin *harness.Admin, client *harness.ProxyClient, appName string) {
-	flag := "compat.counted-" + appName
-	user := harness.Context{UserID: "counter-" + appName}
-	admin.CreateFeature(t, harness.Project, flag)
-	admin.AddStrategy(t, harness.Project, flag, harness.Environment, harness.Strategy{
-		Name:        "default",
-		Constraints: []harness.Constraint{{ContextName: "userId", Operator: "IN", Values: []string{user.UserID}}},
-	})
-	admin.SetEnabled(t, harness.Project, flag, harness.Environment, true)
+// countedFlag is on for one user only, whom no other request uses, so every
+// yes the upstream stores for it comes from the requests of check.
+type countedFlag struct {
+	name    string
+	user    harness.Context
+	created time.Time
+}
 
+func newCountedFlag(t *testing.T, admin *harness.Admin, appName string) countedFlag {
+	f := countedFlag{name: "compat.counted-" + appName, user: harness.Context{UserID: "counter-" + appName}}
+	admin.CreateFeature(t, harness.Project, f.name)
+	admin.AddStrategy(t, harness.Project, f.name, harness.Environment, harness.Strategy{
+		Name:        "default",
+		Constraints: []harness.Constraint{{ContextName: "userId", Operator: "IN", Values: []string{f.user.UserID}}},
+	})
+	admin.SetEnabled(t, harness.Project, f.name, harness.Environment, true)
+	f.created = time.Now()
+	return f
+}
+
+// check asks the proxy for the flag with POST /proxy and a toggle list
+// (which every proxy counts) until it is on and then ten times more, and
+// checks that the upstream stores exactly as many yes answers as the proxy
+// gave.
+func (f countedFlag) check(t *testing.T, admin *harness.Admin, client *harness.ProxyClient) {
+	time.Sleep(time.Until(f.created.Add(flagNamesCacheAge)))
 	yes := 0
 	ask := func() (bool, error) {
-		toggles, err := client.Post(user, []string{flag})
+		toggles, err := client.Post(f.user, []string{f.name})
 		if err != nil {
 			return false, err
 		}
-		if len(toggles) != 1 || toggles[0].Name != flag {
-			return false, fmt.Errorf("POST /proxy for %s answered %+v", flag, toggles)
+		if len(toggles) != 1 || toggles[0].Name != f.name {
+			return false, fmt.Errorf("POST /proxy for %s answered %+v", f.name, toggles)
 		}
 		if toggles[0].Enabled {
 			yes++
 		}
 		return toggles[0].Enabled, nil
 	}
-	harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the proxy knows "+flag, func() error {
+	harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the proxy knows "+f.name, func() error {
 		on, err := ask()
 		if err == nil && !on {
-			err = fmt.Errorf("%s is still off", flag)
+			err = fmt.Errorf("%s is still off", f.name)
 		}
 		return err
 	})
 	for range 10 {
 		if on, err := ask(); err != nil || !on {
-			t.Fatalf("POST /proxy for %s: on=%v, err=%v", flag, on, err)
+			t.Fatalf("POST /proxy for %s: on=%v, err=%v", f.name, on, err)
 		}
 	}
 	harness.Eventually(t, metricsTimeout, 500*time.Millisecond, "exactly the proxy's yes answers upstream", func() error {
-		usage, err := admin.Usage(t, flag)
+		usage, err := admin.Usage(t, f.name)
 		if err != nil {
 			return err
 		}
 		if usage.Yes > yes {
-			t.Fatalf("upstream counted %d yes for %s, more than the %d the proxy answered", usage.Yes, flag, yes)
+			t.Fatalf("upstream counted %d yes for %s, more than the %d the proxy answered", usage.Yes, f.name, yes)
 		}
 		if usage.Yes != yes {
 			return fmt.Errorf("upstream has %d yes, want %d", usage.Yes, yes)

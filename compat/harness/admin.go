@@ -196,11 +196,18 @@ func (a *Admin) Usage(t testing.TB, feature string) (FeatureUsage, error) {
 
 // WaitUsage waits until the flag's usage, as the admin API reports it, has
 // at least minYes and minNo evaluations and lists appName among the seen
-// applications.
-func (a *Admin) WaitUsage(t testing.TB, feature, appName string, minYes, minNo int, timeout time.Duration) FeatureUsage {
+// applications. nudge, when not nil, runs before every look: it makes the
+// client evaluate again, so that counts keep flowing. (Unleash drops the
+// usage of flags it has known for less than 10 s: it caches flag names.)
+func (a *Admin) WaitUsage(t testing.TB, feature, appName string, minYes, minNo int, timeout time.Duration, nudge func() error) FeatureUsage {
 	t.Helper()
 	var usage FeatureUsage
 	Eventually(t, timeout, 500*time.Millisecond, "usage metrics of "+feature+" from "+appName, func() error {
+		if nudge != nil {
+			if err := nudge(); err != nil {
+				return fmt.Errorf("nudge the client: %w", err)
+			}
+		}
 		var err error
 		usage, err = a.Usage(t, feature)
 		if err != nil {
