@@ -66,7 +66,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 	cs := &strategy{}
 	cs.constraints = make([]*constraint, 0, len(s.Constraints))
 	for _, c := range s.Constraints {
-		cs.constraints = append(cs.constraints, compileConstraint(c))
+		cs.constraints = append(cs.constraints, cfg.constraints.compile(c))
 	}
 	missingSegment := false
 	for _, id := range s.Segments {
