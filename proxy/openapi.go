@@ -86,10 +86,10 @@ func OpenAPI(cfg Config) []byte {
 		"Error": obj{"type": "object", "required": []any{"id", "name", "message"}, "properties": obj{"id": str, "name": str, "message": str}},
 	}
 	doc := obj{
-		"openapi": "3.0.3",
-		"info":    obj{"title": "Bunting Proxy API", "version": Version, "description": "Client proxy: evaluates feature flags for front-end SDKs."},
-		"servers": []any{obj{"url": "/"}},
-		"paths":   paths,
+		"openapi":    "3.0.3",
+		"info":       obj{"title": "Bunting Proxy API", "version": Version, "description": "Client proxy: evaluates feature flags for front-end SDKs."},
+		"servers":    []any{obj{"url": "/"}},
+		"paths":      paths,
 		"components": obj{"schemas": schemas, "securitySchemes": obj{"apiKey": obj{"type": "apiKey", "in": "header", "name": cfg.ClientKeysHeaderName}}},
 	}
 	out, _ := json.MarshalIndent(doc, "", "  ")

@@ -36,7 +36,7 @@ func runProxy(ctx context.Context, args []string, env LookupEnv, stdout, stderr 
 		return fmt.Errorf("listening on port %d: %w", cfg.Port, err)
 	}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	log.Warn("bunting proxy is listening", "address", ln.Addr().String(), "upstream", cfg.UpstreamURL)
+	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", cfg.UpstreamURL)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan error, 1)
