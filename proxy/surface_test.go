@@ -85,7 +85,7 @@ func TestQueryContextAsTheBrowserSDKSendsIt(t *testing.T) {
 	}{
 		{"?sessionId=123&appName=web&environment=default&userId=u1&properties%5Bregion%5D=eu", []string{"user-only", "region-eu"}, []string{"app-default"}},
 		{"?userId=u2&properties[region]=eu", []string{"user-only", "region-eu", "app-default"}, nil},
-		{"?region=eu", []string{"region-eu"}, nil},                // unknown top-level keys are properties
+		{"?region=eu", []string{"region-eu"}, nil},                       // unknown top-level keys are properties
 		{"?region=eu&properties[region]=us", nil, []string{"region-eu"}}, // properties wins
 		{"?userId=nobody", nil, []string{"user-only", "region-eu"}},
 		{"?environment=production", []string{"env-prod"}, nil},
