@@ -237,7 +237,7 @@ func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *sn
 		st.usage.record(results)
 	}
 	writeJSON(w, r, buf, true)
-	clear(results)
+	// Results point into the snapshot only, so they are not cleared.
 	*rp = results[:0]
 	resultPool.Put(rp)
 	*bp = buf[:0]

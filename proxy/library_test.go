@@ -164,3 +164,8 @@ func (failingStorage) Get(_ ctxT, _ string) ([]byte, error) { return nil, errors
 func (failingStorage) Set(_ ctxT, _ string, _ []byte) error { return errors.New("disk on fire") }
 
 type ctxT = ctxpkg.Context
+
+func ctxpkgWithCancel() (ctxT, func()) {
+	ctx, cancel := ctxpkg.WithCancel(ctxpkg.Background())
+	return ctx, cancel
+}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -69,7 +68,7 @@ func (p *Proxy) syncLoop(ctx context.Context) {
 
 // syncOnce fetches once and installs a changed configuration.
 func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
-	f, err := p.upstream.FetchFeatures(ctx, etag)
+	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastRaw)
 	if err != nil {
 		result := "error"
 		if upstream.IsUnauthorized(err) {
@@ -79,17 +78,15 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 		return etag, err
 	}
 	if f.Features == nil {
+		// 304, or the same bytes: the served snapshot stays (a 304 to a
+		// backup-started proxy is impossible: it sends no ETag yet).
 		p.metrics.syncResult("unchanged", true, false)
-		if !p.fromAPI.Load() && p.snapshot.Load() != nil {
+		if p.snapshot.Load() != nil {
 			p.fromAPI.Store(true)
 		}
 		return f.ETag, nil
 	}
 	p.fromAPI.Store(true)
-	if p.snapshot.Load() != nil && bytes.Equal(f.Raw, p.lastRaw) {
-		p.metrics.syncResult("unchanged", true, false)
-		return f.ETag, nil
-	}
 	p.lastRaw = f.Raw
 	p.install(p.compile(f.Features), "upstream")
 	p.metrics.syncResult("changed", true, true)

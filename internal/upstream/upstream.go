@@ -116,7 +116,8 @@ func IsUnauthorized(err error) bool {
 
 // Fetched is the outcome of a successful fetch.
 type Fetched struct {
-	// Features is nil when upstream answered 304.
+	// Features is nil when upstream answered 304 or sent the same bytes
+	// as last time.
 	Features *engine.ClientFeatures
 	// Raw is the body as received.
 	Raw  []byte
@@ -137,10 +138,11 @@ func (c *Client) setHeaders(h http.Header, interval time.Duration) {
 	h.Set("Authorization", c.cfg.Token)
 }
 
-// FetchFeatures gets the client features payload; etag is the one of the
-// last successful fetch.
-func (c *Client) FetchFeatures(ctx context.Context, etag string) (Fetched, error) {
-	return fetchPayload(ctx, c.http, c.featuresURL, func(h http.Header) {
+// FetchFeatures gets the client features payload; etag and last are the
+// ETag and body of the last successful fetch (a body equal to last is not
+// decoded again).
+func (c *Client) FetchFeatures(ctx context.Context, etag string, last []byte) (Fetched, error) {
+	return fetchPayload(ctx, c.http, c.featuresURL, last, func(h http.Header) {
 		c.setHeaders(h, c.cfg.Interval)
 		h.Set("Accept", "application/json")
 		if etag != "" {
@@ -152,7 +154,7 @@ func (c *Client) FetchFeatures(ctx context.Context, etag string) (Fetched, error
 // FetchURL gets a client features payload from any URL (the bootstrap),
 // with the identification headers plus the given extra ones.
 func (c *Client) FetchURL(ctx context.Context, u string, extra http.Header) (Fetched, error) {
-	return fetchPayload(ctx, c.http, u, func(h http.Header) {
+	return fetchPayload(ctx, c.http, u, nil, func(h http.Header) {
 		c.setHeaders(h, c.cfg.Interval)
 		h.Del("Authorization")
 		for k, v := range extra {
@@ -161,7 +163,7 @@ func (c *Client) FetchURL(ctx context.Context, u string, extra http.Header) (Fet
 	})
 }
 
-func fetchPayload(ctx context.Context, hc *http.Client, u string, headers func(http.Header)) (Fetched, error) {
+func fetchPayload(ctx context.Context, hc *http.Client, u string, last []byte, headers func(http.Header)) (Fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return Fetched{}, err
@@ -186,6 +188,9 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, headers func(h
 	}
 	if len(raw) > maxPayload {
 		return Fetched{}, fmt.Errorf("%s: payload larger than %d bytes", u, maxPayload)
+	}
+	if last != nil && bytes.Equal(raw, last) {
+		return Fetched{Raw: last, ETag: resp.Header.Get("ETag")}, nil
 	}
 	cf, err := DecodeFeatures(raw)
 	if err != nil {
