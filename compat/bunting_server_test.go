@@ -17,10 +17,10 @@ func TestRealClientsWithBuntingServer(t *testing.T) {
 	harness.ApplyScenario(t, up.Admin())
 
 	t.Run("Node SDK", func(t *testing.T) {
-		checkSDK(t, up.Admin(), harness.StartNodeSDK(t, up.ClientEndpoint(), "node-sdk-on-bunting"), direct("node-sdk-on-bunting"))
+		checkSDK(t, up, harness.StartNodeSDK(t, up.ClientEndpoint(), "node-sdk-on-bunting"), direct("node-sdk-on-bunting"))
 	})
 	t.Run("Go SDK", func(t *testing.T) {
-		checkSDK(t, up.Admin(), startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-bunting"), direct("go-sdk-on-bunting"))
+		checkSDK(t, up, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-bunting"), direct("go-sdk-on-bunting"))
 	})
 	t.Run("Node proxy", func(t *testing.T) {
 		checkProxy(t, up, harness.StartNodeProxy(t, up, "node-proxy-on-bunting"))

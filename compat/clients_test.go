@@ -54,7 +54,8 @@ func throughProxy(appName string, proxy *harness.Proxy) sdkRun {
 // checkSDK runs the client scenario against an SDK: it evaluates every case,
 // sees a flag switched on and off through the admin API, and its usage
 // metrics (and registration) are stored upstream.
-func checkSDK(t *testing.T, admin *harness.Admin, sdk harness.SDK, run sdkRun) {
+func checkSDK(t *testing.T, up *harness.Upstream, sdk harness.SDK, run sdkRun) {
+	admin := up.Admin()
 	ctx := harness.Cases[0].Context
 	// Only this SDK evaluates its usage flag, so its usage upstream can only
 	// come from this SDK's metrics.
@@ -82,7 +83,7 @@ func checkSDK(t *testing.T, admin *harness.Admin, sdk harness.SDK, run sdkRun) {
 	})
 	if run.Registers {
 		t.Run("its registration is stored", func(t *testing.T) {
-			admin.WaitApplicationInstance(t, run.AppName, run.AppName+"-1", registrationTimeout)
+			up.WaitRegistration(t, run.AppName, run.AppName+"-1", registrationTimeout)
 		})
 	}
 }
@@ -121,10 +122,10 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 		}
 		admin.WaitUsage(t, harness.FlagSimple, proxy.AppName, 1, 0, metricsTimeout, nudge)
 		admin.WaitUsage(t, harness.FlagDisabled, proxy.AppName, 0, 1, metricsTimeout, nudge)
-		admin.WaitApplicationInstance(t, proxy.AppName, proxy.AppName+"-1", registrationTimeout)
+		up.WaitRegistration(t, proxy.AppName, proxy.AppName+"-1", registrationTimeout)
 	})
 	t.Run("its yes counts arrive upstream exactly", func(t *testing.T) {
-		counted.check(t, admin, client)
+		counted.check(t, admin, client, proxy.AppName)
 	})
 }
 
@@ -150,9 +151,9 @@ func newCountedFlag(t *testing.T, admin *harness.Admin, appName string) countedF
 
 // check asks the proxy for the flag with POST /proxy and a toggle list
 // (which every proxy counts) until it is on and then ten times more, and
-// checks that the upstream stores exactly as many yes answers as the proxy
-// gave.
-func (f countedFlag) check(t *testing.T, admin *harness.Admin, client *harness.ProxyClient) {
+// checks that the upstream stores, under the proxy's appName, exactly as
+// many yes answers as the proxy gave.
+func (f countedFlag) check(t *testing.T, admin *harness.Admin, client *harness.ProxyClient, appName string) {
 	time.Sleep(time.Until(f.created.Add(flagNamesCacheAge)))
 	yes := 0
 	ask := func() (bool, error) {
@@ -181,10 +182,11 @@ func (f countedFlag) check(t *testing.T, admin *harness.Admin, client *harness.P
 		}
 	}
 	harness.Eventually(t, metricsTimeout, 500*time.Millisecond, "exactly the proxy's yes answers upstream", func() error {
-		usage, err := admin.Usage(t, f.name)
+		all, err := admin.Usage(t, f.name)
 		if err != nil {
 			return err
 		}
+		usage := all[appName]
 		if usage.Yes > yes {
 			t.Fatalf("upstream counted %d yes for %s, more than the %d the proxy answered", usage.Yes, f.name, yes)
 		}

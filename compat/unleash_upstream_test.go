@@ -46,11 +46,11 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 		// scenario's segment flag right only if the proxy passes segments on.
 		t.Run("serves the Node SDK", func(t *testing.T) {
 			sdk := harness.StartNodeSDK(t, proxy.SDKEndpoint(), "node-sdk-via-bunting-proxy")
-			checkSDK(t, admin, sdk, throughProxy("node-sdk-via-bunting-proxy", proxy))
+			checkSDK(t, up, sdk, throughProxy("node-sdk-via-bunting-proxy", proxy))
 		})
 		t.Run("serves the Go SDK", func(t *testing.T) {
 			sdk := startGoSDK(t, proxy.SDKEndpoint(), "go-sdk-via-bunting-proxy")
-			checkSDK(t, admin, sdk, throughProxy("go-sdk-via-bunting-proxy", proxy))
+			checkSDK(t, up, sdk, throughProxy("go-sdk-via-bunting-proxy", proxy))
 		})
 	})
 
@@ -86,10 +86,10 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 	})
 	t.Run("Node SDK (reference run)", func(t *testing.T) {
 		sdk := harness.StartNodeSDK(t, up.ClientEndpoint(), "node-sdk-on-unleash")
-		checkSDK(t, admin, sdk, direct("node-sdk-on-unleash"))
+		checkSDK(t, up, sdk, direct("node-sdk-on-unleash"))
 	})
 	t.Run("Go SDK (reference run)", func(t *testing.T) {
-		checkSDK(t, admin, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-unleash"), direct("go-sdk-on-unleash"))
+		checkSDK(t, up, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-unleash"), direct("go-sdk-on-unleash"))
 	})
 }
 

@@ -157,64 +157,70 @@ func (a *Admin) TagFeature(t testing.TB, feature, tagType, value string) {
 		map[string]string{"type": tagType, "value": value}, nil, 200, 201)
 }
 
-// FeatureUsage is what the admin API reports of a flag's recent usage.
-type FeatureUsage struct {
-	Yes, No          int
-	Environments     []string
-	SeenApplications []string
+// AppUsage is one application's usage of a flag, summed over the hours the
+// admin API reports.
+type AppUsage struct {
+	Yes, No      int
+	Environments []string
 }
 
-// Usage reads /api/admin/client-metrics/features/:name, the last hour of
-// usage metrics that SDKs and proxies posted for the flag.
-func (a *Admin) Usage(t testing.TB, feature string) (FeatureUsage, error) {
+// Usage reads /api/admin/client-metrics/features/:name/raw (the hourly
+// usage rows per application and environment, as Unleash 8.x and Bunting
+// serve them) and sums them per application.
+func (a *Admin) Usage(t testing.TB, feature string) (map[string]AppUsage, error) {
 	t.Helper()
-	status, data := a.Do(t, http.MethodGet, "/api/admin/client-metrics/features/"+url.PathEscape(feature), nil)
+	status, data := a.Do(t, http.MethodGet, "/api/admin/client-metrics/features/"+url.PathEscape(feature)+"/raw", nil)
 	if status != http.StatusOK {
-		return FeatureUsage{}, fmt.Errorf("client metrics of %s: status %d, body %s", feature, status, data)
+		return nil, fmt.Errorf("client metrics of %s: status %d, body %s", feature, status, data)
 	}
 	var body struct {
-		LastHourUsage []struct {
+		Data []struct {
+			AppName     string `json:"appName"`
 			Environment string `json:"environment"`
 			Yes         int    `json:"yes"`
 			No          int    `json:"no"`
-		} `json:"lastHourUsage"`
-		SeenApplications []string `json:"seenApplications"`
+		} `json:"data"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
-		return FeatureUsage{}, fmt.Errorf("client metrics of %s: decode %s: %v", feature, data, err)
+		return nil, fmt.Errorf("client metrics of %s: decode %s: %v", feature, data, err)
 	}
-	usage := FeatureUsage{SeenApplications: body.SeenApplications}
-	for _, h := range body.LastHourUsage {
-		usage.Yes += h.Yes
-		usage.No += h.No
-		if !slices.Contains(usage.Environments, h.Environment) {
-			usage.Environments = append(usage.Environments, h.Environment)
+	usage := map[string]AppUsage{}
+	for _, row := range body.Data {
+		if row.Yes == 0 && row.No == 0 {
+			continue
 		}
+		u := usage[row.AppName]
+		u.Yes += row.Yes
+		u.No += row.No
+		if !slices.Contains(u.Environments, row.Environment) {
+			u.Environments = append(u.Environments, row.Environment)
+		}
+		usage[row.AppName] = u
 	}
 	return usage, nil
 }
 
-// WaitUsage waits until the flag's usage, as the admin API reports it, has
-// at least minYes and minNo evaluations and lists appName among the seen
-// applications. nudge, when not nil, runs before every look: it makes the
+// WaitUsage waits until appName's usage of the flag, as the admin API
+// reports it, has at least minYes and minNo evaluations in the scenario's
+// environment. nudge, when not nil, runs before every look: it makes the
 // client evaluate again, so that counts keep flowing. (Unleash drops the
 // usage of flags it has known for less than 10 s: it caches flag names.)
-func (a *Admin) WaitUsage(t testing.TB, feature, appName string, minYes, minNo int, timeout time.Duration, nudge func() error) FeatureUsage {
+func (a *Admin) WaitUsage(t testing.TB, feature, appName string, minYes, minNo int, timeout time.Duration, nudge func() error) AppUsage {
 	t.Helper()
-	var usage FeatureUsage
+	var usage AppUsage
 	Eventually(t, timeout, 500*time.Millisecond, "usage metrics of "+feature+" from "+appName, func() error {
 		if nudge != nil {
 			if err := nudge(); err != nil {
 				return fmt.Errorf("nudge the client: %w", err)
 			}
 		}
-		var err error
-		usage, err = a.Usage(t, feature)
+		all, err := a.Usage(t, feature)
 		if err != nil {
 			return err
 		}
-		if usage.Yes < minYes || usage.No < minNo || !slices.Contains(usage.SeenApplications, appName) {
-			return fmt.Errorf("usage so far %+v (want yes≥%d, no≥%d, application %q)", usage, minYes, minNo, appName)
+		usage = all[appName]
+		if usage.Yes < minYes || usage.No < minNo || !slices.Equal(usage.Environments, []string{Environment}) {
+			return fmt.Errorf("usage so far by application %+v (want %s: yes≥%d, no≥%d in %s)", all, appName, minYes, minNo, Environment)
 		}
 		return nil
 	})
@@ -246,4 +252,35 @@ func (a *Admin) WaitApplicationInstance(t testing.TB, appName, instanceID string
 
 type applicationInstance struct {
 	InstanceID string `json:"instanceId"`
+}
+
+// WaitApplicationCreatedEvent waits until the event log has the
+// application-created event of appName, first seen as instanceID. It uses
+// the event search of the specification (POST /api/admin/events/search),
+// which Unleash 8.x no longer has.
+func (a *Admin) WaitApplicationCreatedEvent(t testing.TB, appName, instanceID string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, time.Second, "application-created event of "+appName, func() error {
+		status, data := a.Do(t, http.MethodPost, "/api/admin/events/search", map[string]any{"type": "application-created", "query": appName})
+		if status != http.StatusOK {
+			return fmt.Errorf("status %d, body %s", status, data)
+		}
+		var body struct {
+			Events []struct {
+				Data struct {
+					AppName    string `json:"appName"`
+					InstanceID string `json:"instanceId"`
+				} `json:"data"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(data, &body); err != nil {
+			return fmt.Errorf("decode %s: %v", data, err)
+		}
+		for _, e := range body.Events {
+			if e.Data.AppName == appName && e.Data.InstanceID == instanceID {
+				return nil
+			}
+		}
+		return fmt.Errorf("events %s", data)
+	})
 }

@@ -36,6 +36,19 @@ type Endpoint struct {
 	Token string
 }
 
+// WaitRegistration waits until the upstream shows that the client appName
+// (instance instanceID) registered: Unleash lists the instance under
+// /api/admin/metrics/applications/:appName; Bunting, which does not serve
+// that path, logs an application-created event for it.
+func (u *Upstream) WaitRegistration(t testing.TB, appName, instanceID string, timeout time.Duration) {
+	t.Helper()
+	if u.Kind == "unleash" {
+		u.Admin().WaitApplicationInstance(t, appName, instanceID, timeout)
+		return
+	}
+	u.Admin().WaitApplicationCreatedEvent(t, appName, instanceID, timeout)
+}
+
 // Admin returns an admin API client for this upstream.
 func (u *Upstream) Admin() *Admin { return NewAdmin(u.BaseURL, u.AdminToken) }
 
