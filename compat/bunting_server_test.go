@@ -13,6 +13,7 @@ import (
 // segment, variants), sees a change, and has its metrics stored.
 func TestRealClientsWithBuntingServer(t *testing.T) {
 	harness.Require(t)
+	t.Parallel()
 	up := harness.StartBuntingServer(t)
 	harness.ApplyScenario(t, up.Admin())
 

@@ -96,7 +96,7 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 	admin := up.Admin()
 	client := proxy.Client()
 	ctx := harness.Cases[0].Context
-	counted := newCountedFlag(t, admin, proxy.AppName)
+	counted := newCountedFlag(t, up, proxy.AppName)
 
 	t.Run("serves the scenario", func(t *testing.T) {
 		harness.Eventually(t, changeTimeout, 250*time.Millisecond, "the first case", func() error {
@@ -132,12 +132,14 @@ func checkProxy(t *testing.T, up *harness.Upstream, proxy *harness.Proxy) {
 // countedFlag is on for one user only, whom no other request uses, so every
 // yes the upstream stores for it comes from the requests of check.
 type countedFlag struct {
-	name    string
-	user    harness.Context
-	created time.Time
+	name string
+	user harness.Context
+	// usableAt is when the upstream is sure to accept usage of the flag.
+	usableAt time.Time
 }
 
-func newCountedFlag(t *testing.T, admin *harness.Admin, appName string) countedFlag {
+func newCountedFlag(t *testing.T, up *harness.Upstream, appName string) countedFlag {
+	admin := up.Admin()
 	f := countedFlag{name: "compat.counted-" + appName, user: harness.Context{UserID: "counter-" + appName}}
 	admin.CreateFeature(t, harness.Project, f.name)
 	admin.AddStrategy(t, harness.Project, f.name, harness.Environment, harness.Strategy{
@@ -145,7 +147,10 @@ func newCountedFlag(t *testing.T, admin *harness.Admin, appName string) countedF
 		Constraints: []harness.Constraint{{ContextName: "userId", Operator: "IN", Values: []string{f.user.UserID}}},
 	})
 	admin.SetEnabled(t, harness.Project, f.name, harness.Environment, true)
-	f.created = time.Now()
+	f.usableAt = time.Now()
+	if up.Kind == "unleash" {
+		f.usableAt = f.usableAt.Add(flagNamesCacheAge)
+	}
 	return f
 }
 
@@ -154,7 +159,7 @@ func newCountedFlag(t *testing.T, admin *harness.Admin, appName string) countedF
 // checks that the upstream stores, under the proxy's appName, exactly as
 // many yes answers as the proxy gave.
 func (f countedFlag) check(t *testing.T, admin *harness.Admin, client *harness.ProxyClient, appName string) {
-	time.Sleep(time.Until(f.created.Add(flagNamesCacheAge)))
+	time.Sleep(time.Until(f.usableAt))
 	yes := 0
 	ask := func() (bool, error) {
 		toggles, err := client.Post(f.user, []string{f.name})

@@ -17,6 +17,7 @@ import (
 // registration and usage metrics are stored by Unleash.
 func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 	harness.Require(t)
+	t.Parallel()
 	up := harness.StartUnleash(t)
 	admin := up.Admin()
 	harness.ApplyScenario(t, admin)
