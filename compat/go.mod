@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/Unleash/unleash-client-go/v4 v4.5.0
+	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
 

@@ -10,12 +10,14 @@ import (
 	"github.com/bunting-flags/bunting/compat/harness"
 )
 
-// TestBuntingProxyWithUnleashUpstream runs Bunting's proxy against the real
-// Unleash 8.2.0 server (started once for all subtests): flags configured
-// through Unleash's admin API are served by the proxy, a change in Unleash
-// reaches it, its evaluations agree with Unleash's own frontend API, and its
-// registration and usage metrics are stored by Unleash.
-func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
+// TestWithUnleashServer puts Bunting next to the real Unleash 8.2.0 server
+// (started once for all subtests). Bunting's proxy uses it as its upstream:
+// flags configured through Unleash's admin API are served, a change in
+// Unleash arrives, the evaluations agree with Unleash's own frontend API, the
+// proxy's registration and usage metrics are stored by Unleash, and SDKs
+// reading from the proxy work. Bunting's server, given the same admin calls,
+// serves the same client features as Unleash.
+func TestWithUnleashServer(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	up := harness.StartUnleash(t)
@@ -35,6 +37,10 @@ func TestBuntingProxyWithUnleashUpstream(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	})
+
+	t.Run("Bunting server's client API matches Unleash's", func(t *testing.T) {
+		checkClientAPIMatches(t, up)
 	})
 
 	t.Run("Bunting proxy", func(t *testing.T) {
