@@ -169,8 +169,11 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 	store := proxy.FileStorage{Dir: dir}
 	r := startReady(t, testConfig(u), proxy.WithStorageProvider(store))
 	_, want := r.get(t, "/proxy?userId=u1")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	require.Len(t, files, 1)
+	var files []string
+	eventually(t, "the backup file", func() bool {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
+		return len(files) == 1
+	})
 
 	u.setMode(modeUnauthorized)
 	p, err := proxy.New(testConfig(u), proxy.WithStorageProvider(store), proxy.WithLogger(testLogger(t)))
