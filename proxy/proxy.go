@@ -118,7 +118,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := settings{storage: FileStorage{}}
+	s := settings{storage: FileStorage{Dir: cfg.BackupDir}}
 	for _, o := range opts {
 		o(&s)
 	}
