@@ -30,6 +30,7 @@ func (r row) ratio() float64 {
 // memory is the proxy's resident memory after the load at one flag count.
 type memory struct {
 	flags      int
+	idle       int64 // after the first sync, before any load
 	rss, peak  int64
 	targetRSS  int64
 	measuredOK bool
@@ -86,6 +87,7 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 		return err
 	}
 	defer proxy.stop()
+	idle, _, _ := proxy.rss()
 	scs := scenarios(cf)
 	recordings, sizes, err := record(proxy.addr, scs)
 	if err != nil {
@@ -111,7 +113,7 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 		rep.rows = append(rep.rows, row{scenario: sc.name, flags: n, bodyBytes: sizes[i], ours: ours, baseline: base, target: sc.target})
 	}
 	rss, peak, err := proxy.rss()
-	rep.memory = append(rep.memory, memory{flags: n, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
+	rep.memory = append(rep.memory, memory{flags: n, idle: idle, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
 	return nil
 }
 
@@ -173,7 +175,8 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "Proxy resident memory with %d flags: not measured\n", m.flags)
 			continue
 		}
-		fmt.Fprintf(&b, "Proxy resident memory with %d flags, after the load: %.1f MB (peak %.1f MB)", m.flags, mb(m.rss), mb(m.peak))
+		fmt.Fprintf(&b, "Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
+			m.flags, mb(m.idle), mb(m.rss), mb(m.peak))
 		if m.flags >= 1000 {
 			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.rss <= m.targetRSS))
 		}
