@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/dop251/goja"
@@ -33,10 +34,12 @@ func LoadStrategies(paths []string, opts Options) (map[string]engine.CustomStrat
 	if err != nil {
 		return nil, err
 	}
+	var loaded atomic.Bool // warn about duplicates once, not for every runtime
 	bind := func(_ *goja.Runtime, exports []fileExports) (strategyTable, error) {
-		return bindStrategies(exports, opts)
+		return bindStrategies(exports, opts, !loaded.Load())
 	}
 	p, table, err := newPool(files, bind, opts)
+	loaded.Store(true)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +51,7 @@ func LoadStrategies(paths []string, opts Options) (map[string]engine.CustomStrat
 }
 
 // bindStrategies validates every export and indexes the strategies by name.
-func bindStrategies(exports []fileExports, opts Options) (strategyTable, error) {
+func bindStrategies(exports []fileExports, opts Options, warn bool) (strategyTable, error) {
 	table := make(strategyTable)
 	for _, file := range exports {
 		elements := exportElements(file.value)
@@ -60,7 +63,7 @@ func bindStrategies(exports []fileExports, opts Options) (strategyTable, error) 
 			if err != nil {
 				return nil, fmt.Errorf("script %s: export %d: %w", file.path, i, err)
 			}
-			if _, dup := table[name]; dup {
+			if _, dup := table[name]; dup && warn {
 				opts.logger().Warn("custom strategy defined twice; the later one wins", "strategy", name, "path", file.path)
 			}
 			table[name] = st
