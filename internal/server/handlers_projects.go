@@ -1,0 +1,56 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+// projectView is a project in the project list.
+type projectView struct {
+	ID                           string     `json:"id"`
+	Name                         string     `json:"name"`
+	Description                  *string    `json:"description"`
+	Health                       int        `json:"health"`
+	FeatureCount                 int        `json:"featureCount"`
+	StaleFeatureCount            int        `json:"staleFeatureCount"`
+	PotentiallyStaleFeatureCount int        `json:"potentiallyStaleFeatureCount"`
+	MemberCount                  int        `json:"memberCount"`
+	CreatedAt                    time.Time  `json:"createdAt"`
+	UpdatedAt                    *time.Time `json:"updatedAt"`
+	Favorite                     bool       `json:"favorite"`
+	Mode                         string     `json:"mode"`
+	DefaultStickiness            string     `json:"defaultStickiness"`
+	AvgTimeToProduction          int        `json:"avgTimeToProduction"`
+}
+
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	projects, err := q.Projects()
+	if err != nil {
+		return err
+	}
+	stats, err := q.ProjectStats()
+	if err != nil {
+		return err
+	}
+	out := make([]projectView, 0, len(projects))
+	for _, p := range projects {
+		st := stats[p.ID]
+		out = append(out, projectView{
+			ID: p.ID, Name: p.Name, Description: p.Description, Health: projectHealth(st.FeatureCount, st.StaleFeatureCount, st.PotentiallyStaleFeatureCount),
+			FeatureCount: st.FeatureCount, StaleFeatureCount: st.StaleFeatureCount,
+			PotentiallyStaleFeatureCount: st.PotentiallyStaleFeatureCount,
+			CreatedAt:                    p.CreatedAt, UpdatedAt: p.UpdatedAt, Mode: p.Mode, DefaultStickiness: p.DefaultStickiness,
+		})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "projects": out})
+}
+
+// projectHealth is 100 minus the share of stale and potentially stale flags.
+func projectHealth(total, stale, potentiallyStale int) int {
+	if total == 0 {
+		return 100
+	}
+	h := 100 - float64(100*stale)/float64(total) - float64(100*potentiallyStale)/float64(total)
+	return max(0, int(h+0.5))
+}
