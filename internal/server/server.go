@@ -22,6 +22,7 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
+	client  *clientCache
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -37,6 +38,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s.client = newClientCache(s)
 	s.handler = s.routes()
 	return s, nil
 }
