@@ -113,7 +113,7 @@ func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activa
 		return err
 	}
 	st := store.Strategy{ID: uuid.NewString(), Name: "flexibleRollout", FeatureName: sc.feature, Environment: sc.env, SortOrder: order,
-		Parameters: map[string]string{"rollout": "100", "stickiness": "default", "groupId": sc.feature},
+		Parameters:  map[string]string{"rollout": "100", "stickiness": "default", "groupId": sc.feature},
 		Constraints: []engine.Constraint{}, Variants: []engine.Variant{}, Segments: []int{}, CreatedAt: tx.Now()}
 	if err := tx.InsertStrategy(st); err != nil {
 		return err

@@ -66,4 +66,3 @@ func (q Q) allFeatureEnvironments() ([]FeatureEnvironment, error) {
 	}
 	return out, q.s.translate(rows.Err())
 }
-
