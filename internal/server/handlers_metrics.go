@@ -134,9 +134,18 @@ func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
 // seeApplication records an SDK instance; an application seen for the
 // first time gets an application-created event.
 func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) error {
+	known, err := s.store.Q(r.Context()).ApplicationKnown(app.AppName)
+	if err != nil {
+		return err
+	}
+	if known {
+		return s.store.Q(r.Context()).SeenApplication(app)
+	}
 	return s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		isNew, err := tx.SeenApplication(app)
-		if err != nil || !isNew {
+		if known, err := tx.ApplicationKnown(app.AppName); err != nil || known {
+			return err
+		}
+		if err := tx.SeenApplication(app); err != nil {
 			return err
 		}
 		return tx.Event(store.NewEvent{Type: "application-created", Actor: systemActor,

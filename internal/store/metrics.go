@@ -57,13 +57,15 @@ func (q Q) RecordUsage(app, env string, at time.Time, usage map[string]FlagUsage
 	return nil
 }
 
-// SeenApplication upserts an SDK instance and reports whether its app name
-// was new.
-func (q Q) SeenApplication(a ClientApplication) (bool, error) {
+// ApplicationKnown reports whether an application name has been seen.
+func (q Q) ApplicationKnown(app string) (bool, error) {
 	var known int
-	if err := q.row([]any{&known}, `SELECT COUNT(*) FROM client_applications WHERE app_name = $1`, a.AppName); err != nil {
-		return false, err
-	}
+	err := q.row([]any{&known}, `SELECT COUNT(*) FROM client_applications WHERE app_name = $1`, app)
+	return known > 0, err
+}
+
+// SeenApplication upserts an SDK instance.
+func (q Q) SeenApplication(a ClientApplication) error {
 	var started any
 	if a.StartedAt != nil {
 		started = Millis(*a.StartedAt)
@@ -79,7 +81,7 @@ func (q Q) SeenApplication(a ClientApplication) (bool, error) {
 			started_at = COALESCE(excluded.started_at, client_applications.started_at),
 			last_seen = excluded.last_seen`,
 		a.AppName, a.InstanceID, a.Environment, nullString(a.SDKVersion), string(strategies), a.Interval, started, now)
-	return known == 0, err
+	return err
 }
 
 // UsageRow is one hour of a flag's usage by one application in one environment.
