@@ -24,6 +24,10 @@ func (s *Server) registerExtrasRoutes(r *router) {
 	// Feature types.
 	r.admin("PUT /api/admin/feature-types/{id}/lifetime", PermAdmin, s.updateFeatureTypeLifetime, withJSON)
 
+	// State export and import.
+	r.admin("GET /api/admin/state/export", PermAdmin, s.exportState)
+	r.admin("POST /api/admin/state/import", PermAdmin, s.importState)
+
 	// User profile, personal access tokens, service accounts.
 	r.admin("GET /api/admin/user/profile", "", s.userProfile)
 	r.admin("GET /api/admin/user/tokens", "", s.listPersonalTokens)
