@@ -1,16 +1,30 @@
 package server
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // extras holds the server-extras part's runtime state.
-type extras struct{}
+type extras struct {
+	metrics *serverMetrics
+	openAPI []byte
+	docs    http.Handler
+}
 
 // registerExtrasRoutes is where the server-extras part registers its routes
 // (tags, strategy types, context fields, feature-type lifetimes, user
 // profile, service accounts, state export/import, frontend API, docs,
 // metrics). Keep one line per route, as in routes.go.
 func (s *Server) registerExtrasRoutes(r *router) {
-	s.extras = &extras{}
+	s.extras = &extras{metrics: newServerMetrics(s), openAPI: OpenAPIDocument(), docs: newDocsPage()}
+
+	// Operations: health, metrics, API documentation.
+	r.public("GET /internal-backstage/health", s.health)
+	r.public("GET /internal-backstage/prometheus", s.prometheusMetrics)
+	r.public("GET /docs/openapi.json", s.openAPIJSON)
+	r.public("GET /docs/openapi", s.docsPage)
+	r.public("GET /docs/openapi/", s.docsPage)
 
 	// Strategy types.
 	r.admin("GET /api/admin/strategies", "", s.listStrategyTypes)
