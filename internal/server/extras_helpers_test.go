@@ -32,8 +32,8 @@ func eventsOfType(t *testing.T, h *servertest.Harness, typ string) []map[string]
 	return body.Events
 }
 
-// userToken creates a service account with a root role and returns a token for it.
-func userToken(t *testing.T, h *servertest.Harness, username string, role int) string {
+// accountToken creates a service account with a root role and returns a token for it.
+func accountToken(t *testing.T, h *servertest.Harness, username string, role int) string {
 	t.Helper()
 	var acct struct{ ID int64 }
 	h.Do(t, "POST", "/api/admin/service-account", h.AdminToken, map[string]any{"username": username, "name": username, "rootRole": role}).Want(t, 201).JSON(t, &acct)

@@ -22,6 +22,7 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
+	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
 }
 
@@ -38,6 +39,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s.client = newClientCache(s)
 	s.handler = s.routes()
 	return s, nil
 }

@@ -105,7 +105,7 @@ func TestStateExport(t *testing.T) {
 		}
 		h.Do(t, "GET", "/api/admin/state/export?format=xml", h.AdminToken, nil).WantError(t, 400, "ValidationError", "format")
 		h.Do(t, "GET", "/api/admin/state/export", h.ClientToken, nil).WantError(t, 403, "NoAccessError")
-		h.Do(t, "GET", "/api/admin/state/export", userToken(t, h, "ed", 2), nil).WantError(t, 403, "NoAccessError", "ADMIN")
+		h.Do(t, "GET", "/api/admin/state/export", accountToken(t, h, "ed", 2), nil).WantError(t, 403, "NoAccessError", "ADMIN")
 		h.Do(t, "GET", "/api/admin/state/export", "", nil).WantError(t, 401, "AuthenticationRequired")
 	})
 }
@@ -177,7 +177,7 @@ func TestStateImport(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/state/import", h.AdminToken, `{"features":`).WantError(t, 400, "ValidationError")
 		h.Do(t, "POST", "/api/admin/state/import", h.AdminToken, "a: [", "Content-Type", "text/yaml").WantError(t, 400, "ValidationError", "YAML")
 		h.Do(t, "POST", "/api/admin/state/import", h.AdminToken, "x", "Content-Type", "text/plain").WantError(t, 415, "ContentTypeError")
-		h.Do(t, "POST", "/api/admin/state/import", userToken(t, h, "ed", 2), "{}").WantError(t, 403, "NoAccessError", "ADMIN")
+		h.Do(t, "POST", "/api/admin/state/import", accountToken(t, h, "ed", 2), "{}").WantError(t, 403, "NoAccessError", "ADMIN")
 		if _, err := h.Store.Q(context.Background()).Feature("x1"); err == nil {
 			t.Fatal("a failed import left a flag behind")
 		}

@@ -83,7 +83,7 @@ func TestTagTypesAndTags(t *testing.T) {
 				t.Errorf("%s: %d events, want %d", typ, len(evs), want)
 			}
 		}
-		viewer := userToken(t, h, "v", 3)
+		viewer := accountToken(t, h, "v", 3)
 		h.Do(t, "POST", "/api/admin/tag-types", viewer, map[string]any{"name": "z"}).WantError(t, 403, "NoAccessError", "CREATE_TAG_TYPE")
 		h.Do(t, "POST", "/api/admin/features/f1/tags", viewer, map[string]any{"type": "simple", "value": "x"}).WantError(t, 403, "NoAccessError", "UPDATE_FEATURE")
 	})

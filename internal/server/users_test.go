@@ -8,9 +8,9 @@ import (
 
 func TestUserProfileAndRootRoles(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
-		viewer := userToken(t, h, "viewer-bot", 3)
-		editor := userToken(t, h, "editor-bot", 2)
-		admin := userToken(t, h, "admin-bot", 1)
+		viewer := accountToken(t, h, "viewer-bot", 3)
+		editor := accountToken(t, h, "editor-bot", 2)
+		admin := accountToken(t, h, "admin-bot", 1)
 
 		var prof struct {
 			RootRole struct {

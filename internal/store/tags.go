@@ -29,7 +29,23 @@ type FeatureTag struct {
 	CreatedByUserID *int64 `json:"createdByUserId"`
 }
 
-func init() { featureTagsHook = featureTagsForEvent }
+func init() {
+	featureTagsHook = featureTagsForEvent
+	featureTagPairsHook = featureTagPairs
+}
+
+// featureTagPairs loads every flag's tags for the client API's snapshot.
+func featureTagPairs(q Q) (map[string][][2]string, error) {
+	links, err := q.AllFeatureTags()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][][2]string{}
+	for _, l := range links {
+		out[l.FeatureName] = append(out[l.FeatureName], [2]string{l.TagType, l.TagValue})
+	}
+	return out, nil
+}
 
 // featureTagsForEvent is the flag's current tags, copied into its events.
 func featureTagsForEvent(q Q, feature string) (string, error) {
