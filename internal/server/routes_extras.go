@@ -10,6 +10,7 @@ type extras struct {
 	metrics *serverMetrics
 	openAPI []byte
 	docs    http.Handler
+	front   *frontendAPI
 }
 
 // registerExtrasRoutes is where the server-extras part registers its routes
@@ -18,6 +19,21 @@ type extras struct {
 // metrics). Keep one line per route, as in routes.go.
 func (s *Server) registerExtrasRoutes(r *router) {
 	s.extras = &extras{metrics: newServerMetrics(s), openAPI: OpenAPIDocument(), docs: newDocsPage()}
+	s.extras.front = newFrontendAPI(s)
+	front := s.extras.front
+
+	// Frontend API (frontend tokens): the proxy package's handler.
+	r.frontend("GET /api/frontend", front.evaluate("frontend"))
+	r.frontend("POST /api/frontend", front.evaluate("frontend"))
+	r.frontend("GET /api/frontend/all", front.evaluate("frontend/all"))
+	r.frontend("POST /api/frontend/all", front.evaluate("frontend/all"))
+	r.frontend("POST /api/frontend/client/metrics", front.withCORS(s.frontendMetrics))
+	r.frontend("POST /api/frontend/client/register", front.withCORS(s.frontendRegister))
+	r.frontend("GET /api/frontend/client/features", front.withCORS(s.frontendUnsupported))
+	r.frontend("GET /api/frontend/health", front.withCORS(s.frontendUnsupported))
+	r.frontend("GET /api/frontend/internal-backstage/prometheus", front.withCORS(s.frontendUnsupported))
+	r.mux.Handle("OPTIONS /api/frontend", front.preflight())
+	r.mux.Handle("OPTIONS /api/frontend/", front.preflight())
 
 	// Operations: health, metrics, API documentation.
 	r.public("GET /internal-backstage/health", s.health)
