@@ -25,17 +25,17 @@ type ClientFeatures struct {
 
 // Query echoes the filters of a client features request.
 type Query struct {
-	Project     []string `json:"project,omitempty"`
-	NamePrefix  string   `json:"namePrefix,omitempty"`
-	Environment string   `json:"environment,omitempty"`
-	InlineSegmentConstraints bool `json:"inlineSegmentConstraints,omitempty"`
-	Tag         [][]string `json:"tag,omitempty"`
+	Project                  []string   `json:"project,omitempty"`
+	NamePrefix               string     `json:"namePrefix,omitempty"`
+	Environment              string     `json:"environment,omitempty"`
+	InlineSegmentConstraints bool       `json:"inlineSegmentConstraints,omitempty"`
+	Tag                      [][]string `json:"tag,omitempty"`
 }
 
 // Meta describes the revision a payload was built from.
 type Meta struct {
-	Revision int64  `json:"revisionId,omitempty"`
-	ETag     string `json:"etag,omitempty"`
+	Revision  int64  `json:"revisionId,omitempty"`
+	ETag      string `json:"etag,omitempty"`
 	QueryHash string `json:"queryHash,omitempty"`
 }
 

@@ -1,61 +1,286 @@
 package engine
 
+import (
+	"os"
+	"slices"
+	"time"
+)
+
 // Snapshot is a compiled, immutable set of flags. All methods are safe for
 // concurrent use.
-//
-// NOTE: the bodies below are placeholders that fix the API shape; the
-// engine implementation replaces them.
 type Snapshot struct {
-	_ struct{}
+	features *ClientFeatures
+	flags    []flag
+	index    map[string]int
+	variants []*ResultVariant
+	now      func() time.Time
+}
+
+// flag is one compiled feature flag.
+type flag struct {
+	name           string
+	enabled        bool
+	impressionData bool
+	// hasStrategies is false when the payload's strategy list is empty,
+	// which makes an enabled flag on for everyone. Disabled strategies are
+	// dropped from strategies but still count here.
+	hasStrategies bool
+	strategies    []*strategy
+	variants      *variantList // feature variants; nil when there are none
+	dependencies  []dependency
+}
+
+// dependency is a compiled parent-flag requirement.
+type dependency struct {
+	// parent is the parent's flag index, or -1 when the parent is missing
+	// or has dependencies of its own (only one level is allowed), which
+	// makes the dependency unsatisfiable.
+	parent      int
+	wantEnabled bool
+	variants    []string
+}
+
+// compileConfig carries what compiling needs besides the payload, and
+// collects the variants as they get their IDs.
+type compileConfig struct {
+	hostname string
+	custom   map[string]CustomStrategy
+	variants []*ResultVariant
+}
+
+// newVariant registers the ResultVariant of a payload variant and gives it
+// the next dense ID.
+func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
+	rv := &ResultVariant{ID: len(cfg.variants), Name: v.Name, Enabled: true, FeatureEnabled: true}
+	if v.Payload != nil {
+		p := *v.Payload
+		rv.Payload = &p
+	}
+	cfg.variants = append(cfg.variants, rv)
+	return rv
 }
 
 // Compile turns a client features payload into a Snapshot. It never fails:
 // invalid constraint values compile to constraints that do not match (with
 // the inversion semantics of the reference), unknown strategies to false.
-func Compile(cf *ClientFeatures, opts Options) *Snapshot { panic("engine: Compile not implemented yet") }
+// A nil payload gives an empty snapshot. When several flags share a name,
+// Index and Evaluate use the last one (as SDKs do); EvaluateAll returns
+// them all.
+func Compile(cf *ClientFeatures, opts Options) *Snapshot {
+	if cf == nil {
+		cf = &ClientFeatures{}
+	}
+	cfg := &compileConfig{hostname: resolveHostname(opts.Hostname), custom: opts.CustomStrategies}
+	cfg.variants = []*ResultVariant{
+		disabledOffID: {ID: disabledOffID, Name: "disabled"},
+		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
+	}
+	segments := make(map[int][]*constraint, len(cf.Segments))
+	for _, seg := range cf.Segments {
+		cs := make([]*constraint, len(seg.Constraints))
+		for i, c := range seg.Constraints {
+			cs[i] = compileConstraint(c)
+		}
+		segments[seg.ID] = cs
+	}
+	s := &Snapshot{
+		features: cf,
+		flags:    make([]flag, len(cf.Features)),
+		index:    make(map[string]int, len(cf.Features)),
+		now:      opts.Now,
+	}
+	for i, f := range cf.Features {
+		s.index[f.Name] = i
+		s.flags[i] = compileFlag(f, segments, cfg)
+	}
+	for i, f := range cf.Features {
+		s.flags[i].dependencies = s.compileDependencies(f.Dependencies)
+	}
+	s.variants = cfg.variants
+	return s
+}
+
+func resolveHostname(h string) string {
+	if h != "" {
+		return h
+	}
+	if h = os.Getenv("HOSTNAME"); h != "" {
+		return h
+	}
+	h, _ = os.Hostname()
+	return h
+}
+
+func compileFlag(f Feature, segments map[int][]*constraint, cfg *compileConfig) flag {
+	cf := flag{
+		name:           f.Name,
+		enabled:        f.Enabled,
+		impressionData: f.ImpressionData,
+		hasStrategies:  len(f.Strategies) > 0,
+	}
+	for _, s := range f.Strategies {
+		if s.Disabled {
+			continue
+		}
+		cf.strategies = append(cf.strategies, compileStrategy(f.Name, s, segments, cfg))
+	}
+	if len(f.Variants) > 0 {
+		cf.variants = compileVariants(f.Variants, f.Name, f.Variants[0].Stickiness, cfg)
+	}
+	return cf
+}
+
+func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {
+	if len(deps) == 0 {
+		return nil
+	}
+	out := make([]dependency, len(deps))
+	for i, d := range deps {
+		parent, ok := s.index[d.Feature]
+		if !ok || len(s.features.Features[parent].Dependencies) > 0 {
+			parent = -1
+		}
+		out[i] = dependency{
+			parent:      parent,
+			wantEnabled: d.Enabled == nil || *d.Enabled,
+			variants:    d.Variants,
+		}
+	}
+	return out
+}
 
 // Len is the number of flags in the snapshot.
-func (s *Snapshot) Len() int { panic("engine: not implemented yet") }
+func (s *Snapshot) Len() int { return len(s.flags) }
 
 // Name is the name of flag i, 0 ≤ i < Len(), in payload order.
-func (s *Snapshot) Name(i int) string { panic("engine: not implemented yet") }
+func (s *Snapshot) Name(i int) string { return s.flags[i].name }
 
 // Index finds a flag by exact name.
-func (s *Snapshot) Index(name string) (int, bool) { panic("engine: not implemented yet") }
+func (s *Snapshot) Index(name string) (int, bool) {
+	i, ok := s.index[name]
+	return i, ok
+}
 
 // VariantCount bounds ResultVariant.ID for this snapshot.
-func (s *Snapshot) VariantCount() int { panic("engine: not implemented yet") }
+func (s *Snapshot) VariantCount() int { return len(s.variants) }
 
-// Variant returns the variant with the given ID.
-func (s *Snapshot) Variant(id int) *ResultVariant { panic("engine: not implemented yet") }
+// Variant returns the variant with the given ID, or nil when the ID is out
+// of range.
+func (s *Snapshot) Variant(id int) *ResultVariant {
+	if id < 0 || id >= len(s.variants) {
+		return nil
+	}
+	return s.variants[id]
+}
 
 // Evaluate evaluates one flag by name. A missing flag gives Found=false,
 // Enabled=false and the disabled variant.
-func (s *Snapshot) Evaluate(name string, ctx *Context) Result { panic("engine: not implemented yet") }
+func (s *Snapshot) Evaluate(name string, ctx *Context) Result {
+	i, ok := s.index[name]
+	if !ok {
+		return Result{Index: -1, Name: name, Variant: s.variants[disabledOffID]}
+	}
+	return s.EvaluateIndex(i, ctx)
+}
 
-// EvaluateIndex evaluates flag i.
-func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result { panic("engine: not implemented yet") }
+// EvaluateIndex evaluates flag i, 0 ≤ i < Len(). A nil ctx is an empty
+// context.
+func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
+	if ctx == nil {
+		ctx = &Context{}
+	}
+	st := newEvalState(ctx, s.now)
+	return s.evaluate(i, &st)
+}
 
 // EvaluateAll appends the result of every flag, in snapshot order, to dst
-// and returns it. It allocates nothing per flag when dst has capacity.
+// and returns it. It allocates nothing per flag when dst has capacity. A
+// nil ctx is an empty context.
 func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
-	panic("engine: not implemented yet")
+	if ctx == nil {
+		ctx = &Context{}
+	}
+	st := newEvalState(ctx, s.now)
+	dst = slices.Grow(dst, len(s.flags))
+	for i := range s.flags {
+		dst = append(dst, s.evaluate(i, &st))
+	}
+	return dst
 }
 
 // Features returns the payload the snapshot was compiled from. Callers must
 // not modify it.
-func (s *Snapshot) Features() *ClientFeatures { panic("engine: not implemented yet") }
+func (s *Snapshot) Features() *ClientFeatures { return s.features }
 
-// Matcher is a compiled list of constraints (ANDed), usable outside flag
-// evaluation, for example to filter signal payloads.
-type Matcher struct {
-	_ struct{}
+func (s *Snapshot) evaluate(i int, st *evalState) Result {
+	f := &s.flags[i]
+	on, winner := s.isEnabled(f, st)
+	return Result{
+		Index:          i,
+		Name:           f.name,
+		Found:          true,
+		Enabled:        on,
+		ImpressionData: f.impressionData,
+		Variant:        s.variantFor(f, on, winner, st),
+	}
 }
 
-// CompileConstraints compiles constraints once for repeated matching.
-func CompileConstraints(cs []Constraint, opts Options) *Matcher {
-	panic("engine: not implemented yet")
+// isEnabled evaluates f and returns the strategy that enabled it (nil when
+// the flag is off or has no strategies).
+func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
+	if !f.enabled {
+		return false, nil
+	}
+	for i := range f.dependencies {
+		if !s.satisfied(&f.dependencies[i], st) {
+			return false, nil
+		}
+	}
+	if !f.hasStrategies {
+		return true, nil
+	}
+	for _, cs := range f.strategies {
+		if cs.enabled(st) {
+			return true, cs
+		}
+	}
+	return false, nil
 }
 
-// Match reports whether every constraint holds for ctx.
-func (m *Matcher) Match(ctx *Context) bool { panic("engine: not implemented yet") }
+// variantFor resolves the variant of a flag evaluated to on, won by winner.
+func (s *Snapshot) variantFor(f *flag, on bool, winner *strategy, st *evalState) *ResultVariant {
+	if !on {
+		return s.variants[disabledOffID]
+	}
+	vl := f.variants
+	if winner != nil && winner.variants != nil {
+		vl = winner.variants
+	}
+	if vl != nil {
+		if v := vl.choose(st.ctx); v != nil {
+			return v
+		}
+	}
+	return s.variants[disabledOnID]
+}
+
+// satisfied checks one dependency, evaluating the parent with the child's
+// context. Parents have no dependencies (compile guarantees it), so this
+// never recurses further.
+func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
+	if d.parent < 0 {
+		return false
+	}
+	p := &s.flags[d.parent]
+	on, winner := s.isEnabled(p, st)
+	if !d.wantEnabled {
+		return !on
+	}
+	if !on {
+		return false
+	}
+	if len(d.variants) == 0 {
+		return true
+	}
+	return slices.Contains(d.variants, s.variantFor(p, on, winner, st).Name)
+}

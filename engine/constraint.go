@@ -1,0 +1,458 @@
+package engine
+
+import (
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// operator is a compiled constraint operator.
+type operator uint8
+
+const (
+	opUnknown operator = iota
+	opIn
+	opNotIn
+	opStrStartsWith
+	opStrEndsWith
+	opStrContains
+	opNumEq
+	opNumGt
+	opNumGte
+	opNumLt
+	opNumLte
+	opDateAfter
+	opDateBefore
+	opSemverEq
+	opSemverGt
+	opSemverGte
+	opSemverLt
+	opSemverLte
+	opRegex
+	opInCIDR
+)
+
+var operatorsByName = map[string]operator{
+	"IN":              opIn,
+	"NOT_IN":          opNotIn,
+	"STR_STARTS_WITH": opStrStartsWith,
+	"STR_ENDS_WITH":   opStrEndsWith,
+	"STR_CONTAINS":    opStrContains,
+	"NUM_EQ":          opNumEq,
+	"NUM_GT":          opNumGt,
+	"NUM_GTE":         opNumGte,
+	"NUM_LT":          opNumLt,
+	"NUM_LTE":         opNumLte,
+	"DATE_AFTER":      opDateAfter,
+	"DATE_BEFORE":     opDateBefore,
+	"SEMVER_EQ":       opSemverEq,
+	"SEMVER_GT":       opSemverGt,
+	"SEMVER_GTE":      opSemverGte,
+	"SEMVER_LT":       opSemverLt,
+	"SEMVER_LTE":      opSemverLte,
+	"REGEX":           opRegex,
+	"IN_CIDR":         opInCIDR,
+}
+
+// setThreshold is the list length from which IN/NOT_IN use a map.
+const setThreshold = 8
+
+// constraint is one compiled constraint. The operand fields used depend on
+// op; everything is parsed once here and only read while evaluating.
+type constraint struct {
+	field           field
+	op              operator
+	inverted        bool
+	caseInsensitive bool
+	// broken marks an operand that did not parse: the test fails (and
+	// inverted then makes the constraint hold).
+	broken bool
+
+	values   []string            // IN, NOT_IN, STR_* (lowercased for caseInsensitive STR_*)
+	valueSet map[string]struct{} // IN, NOT_IN with many values
+	number   float64             // NUM_*
+	date     time.Time           // DATE_*
+	version  *semver.Version     // SEMVER_*
+	regex    *regexp.Regexp      // REGEX
+	prefixes []netip.Prefix      // IN_CIDR
+}
+
+func compileConstraint(c Constraint) *constraint {
+	cc := &constraint{
+		field:           newField(c.ContextName),
+		op:              operatorsByName[c.Operator],
+		inverted:        c.Inverted,
+		caseInsensitive: c.CaseInsensitive,
+	}
+	switch cc.op {
+	case opIn, opNotIn:
+		cc.values = c.Values
+		if len(c.Values) >= setThreshold {
+			cc.valueSet = make(map[string]struct{}, len(c.Values))
+			for _, v := range c.Values {
+				cc.valueSet[v] = struct{}{}
+			}
+		}
+	case opStrStartsWith, opStrEndsWith, opStrContains:
+		cc.values = c.Values
+		if c.CaseInsensitive {
+			cc.values = make([]string, len(c.Values))
+			for i, v := range c.Values {
+				cc.values[i] = strings.ToLower(v)
+			}
+		}
+	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
+		cc.number, cc.broken = parseNumberOperand(c.Value)
+	case opDateAfter, opDateBefore:
+		var ok bool
+		cc.date, ok = parseDate(c.Value)
+		cc.broken = !ok
+	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
+		var ok bool
+		cc.version, ok = parseStrictSemver(c.Value)
+		cc.broken = !ok
+	case opRegex:
+		pattern := c.Value
+		if c.CaseInsensitive {
+			pattern = "(?i)" + pattern
+		}
+		re, err := regexp.Compile(pattern)
+		cc.regex, cc.broken = re, err != nil
+	case opInCIDR:
+		cc.prefixes = parsePrefixes(c.Values)
+	}
+	return cc
+}
+
+// holds evaluates the constraint, inversion included. An unknown operator
+// never holds, inverted or not.
+func (c *constraint) holds(st *evalState) bool {
+	if c.op == opUnknown {
+		return false
+	}
+	return c.test(st) != c.inverted
+}
+
+// test evaluates the operator without inversion.
+func (c *constraint) test(st *evalState) bool {
+	if c.broken {
+		return false
+	}
+	switch c.op {
+	case opDateAfter, opDateBefore:
+		return c.testDate(st)
+	}
+	v, ok := c.field.lookup(st.ctx)
+	if !ok {
+		return c.op == opNotIn
+	}
+	switch c.op {
+	case opIn:
+		return c.contains(v)
+	case opNotIn:
+		return !c.contains(v)
+	case opStrStartsWith, opStrEndsWith, opStrContains:
+		return c.testString(v)
+	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
+		return c.testNumber(v)
+	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
+		return c.testSemver(st, v)
+	case opRegex:
+		return c.regex.MatchString(v)
+	case opInCIDR:
+		return c.testCIDR(v)
+	}
+	return false
+}
+
+func (c *constraint) contains(v string) bool {
+	if c.valueSet != nil {
+		_, ok := c.valueSet[v]
+		return ok
+	}
+	for _, x := range c.values {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *constraint) testString(v string) bool {
+	if c.caseInsensitive {
+		return c.testStringFold(v)
+	}
+	for _, x := range c.values {
+		if stringOp(c.op, v, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// testStringFold compares lowercased strings. ASCII context values are
+// folded on the fly without allocating; others go through strings.ToLower.
+func (c *constraint) testStringFold(v string) bool {
+	if !isASCII(v) {
+		lv := strings.ToLower(v)
+		for _, x := range c.values {
+			if stringOp(c.op, lv, x) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, x := range c.values {
+		if stringOpASCIIFold(c.op, v, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func stringOp(op operator, v, x string) bool {
+	switch op {
+	case opStrStartsWith:
+		return strings.HasPrefix(v, x)
+	case opStrEndsWith:
+		return strings.HasSuffix(v, x)
+	}
+	return strings.Contains(v, x)
+}
+
+// stringOpASCIIFold is stringOp(op, lower(v), x) for an ASCII v and an
+// already lowercased x.
+func stringOpASCIIFold(op operator, v, x string) bool {
+	if len(x) > len(v) {
+		return false
+	}
+	switch op {
+	case opStrStartsWith:
+		return equalLowerASCII(v[:len(x)], x)
+	case opStrEndsWith:
+		return equalLowerASCII(v[len(v)-len(x):], x)
+	}
+	for i := 0; i+len(x) <= len(v); i++ {
+		if equalLowerASCII(v[i:i+len(x)], x) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalLowerASCII reports whether lower(v) == x for ASCII v.
+func equalLowerASCII(v, x string) bool {
+	for i := 0; i < len(v); i++ {
+		b := v[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if b != x[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *constraint) testNumber(v string) bool {
+	n, ok := parseNumber(v)
+	if !ok {
+		return false
+	}
+	switch c.op {
+	case opNumEq:
+		return n == c.number
+	case opNumGt:
+		return n > c.number
+	case opNumGte:
+		return n >= c.number
+	case opNumLt:
+		return n < c.number
+	}
+	return n <= c.number
+}
+
+func (c *constraint) testDate(st *evalState) bool {
+	var t time.Time
+	v, ok := c.field.lookup(st.ctx)
+	switch {
+	case ok && v != "":
+		if t, ok = parseDate(v); !ok {
+			return false
+		}
+	case c.field.kind == fieldCurrentTime:
+		t = st.currentTime()
+	default:
+		return false
+	}
+	if c.op == opDateAfter {
+		return t.After(c.date)
+	}
+	return t.Before(c.date)
+}
+
+func (c *constraint) testSemver(st *evalState, v string) bool {
+	ver, ok := st.semver(c.field.name, v)
+	if !ok {
+		return false
+	}
+	cmp := compareSemver(ver, c.version)
+	switch c.op {
+	case opSemverEq:
+		return cmp == 0
+	case opSemverGt:
+		return cmp > 0
+	case opSemverGte:
+		return cmp >= 0
+	case opSemverLt:
+		return cmp < 0
+	}
+	return cmp <= 0
+}
+
+func (c *constraint) testCIDR(v string) bool {
+	addr, ok := parseAddr(v)
+	if !ok {
+		return false
+	}
+	return prefixesContain(c.prefixes, addr)
+}
+
+func prefixesContain(prefixes []netip.Prefix, addr netip.Addr) bool {
+	for _, p := range prefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseAddr parses an IPv4 or IPv6 address; IPv4-mapped IPv6 addresses are
+// unmapped so they match IPv4 ranges.
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// parsePrefixes parses IPs and CIDRs; a single IP becomes a /32 or /128.
+// Invalid entries are ignored.
+func parsePrefixes(values []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if p, err := netip.ParsePrefix(v); err == nil {
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, ok := parseAddr(v); ok && a.Zone() == "" {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out
+}
+
+// parseNumberOperand parses a constraint's numeric value; broken reports
+// that it is not a number.
+func parseNumberOperand(s string) (n float64, broken bool) {
+	n, ok := parseNumber(s)
+	return n, !ok
+}
+
+// parseNumber parses a decimal number, ignoring surrounding whitespace. The
+// empty string, NaN, infinities and hexadecimal forms are not numbers. It
+// screens the characters first so that bad input does not allocate an error.
+func parseNumber(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case '0' <= b && b <= '9', b == '.', b == '-', b == '+', b == 'e', b == 'E':
+		default:
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// dateLayouts are the accepted date forms: RFC 3339 with optional
+// fractional seconds, then zone-less forms read as UTC.
+var dateLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02",
+}
+
+func parseDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	for _, layout := range dateLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Matcher is a compiled list of constraints (ANDed), usable outside flag
+// evaluation, for example to filter signal payloads.
+type Matcher struct {
+	constraints []*constraint
+	now         func() time.Time
+}
+
+// CompileConstraints compiles constraints once for repeated matching.
+// Invalid values compile to constraints that do not hold (before
+// inversion), exactly as inside flags.
+func CompileConstraints(cs []Constraint, opts Options) *Matcher {
+	m := &Matcher{now: opts.Now, constraints: make([]*constraint, len(cs))}
+	for i, c := range cs {
+		m.constraints[i] = compileConstraint(c)
+	}
+	return m
+}
+
+// Match reports whether every constraint holds for ctx. An empty list
+// matches; a nil ctx is an empty context.
+func (m *Matcher) Match(ctx *Context) bool {
+	if ctx == nil {
+		ctx = &Context{}
+	}
+	st := newEvalState(ctx, m.now)
+	return allHold(m.constraints, &st)
+}
+
+func allHold(cs []*constraint, st *evalState) bool {
+	for _, c := range cs {
+		if !c.holds(st) {
+			return false
+		}
+	}
+	return true
+}

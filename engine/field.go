@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// fieldKind says where a context field lives: one of the built-in struct
+// fields, or Properties.
+type fieldKind uint8
+
+const (
+	fieldProperty fieldKind = iota
+	fieldUserID
+	fieldSessionID
+	fieldRemoteAddress
+	fieldEnvironment
+	fieldAppName
+	fieldCurrentTime
+)
+
+// field is a compiled reference to a context field by name.
+type field struct {
+	kind fieldKind
+	name string
+}
+
+func newField(name string) field {
+	switch name {
+	case "userId":
+		return field{kind: fieldUserID, name: name}
+	case "sessionId":
+		return field{kind: fieldSessionID, name: name}
+	case "remoteAddress":
+		return field{kind: fieldRemoteAddress, name: name}
+	case "environment":
+		return field{kind: fieldEnvironment, name: name}
+	case "appName":
+		return field{kind: fieldAppName, name: name}
+	case "currentTime":
+		return field{kind: fieldCurrentTime, name: name}
+	}
+	return field{kind: fieldProperty, name: name}
+}
+
+// lookup returns the value of the field and whether it is present. A
+// built-in field that is empty on the struct falls back to Properties under
+// the same name (what Node's resolveContextValue does); any other name is
+// read from Properties only. A present property may be the empty string.
+func (f field) lookup(ctx *Context) (string, bool) {
+	var v string
+	switch f.kind {
+	case fieldUserID:
+		v = ctx.UserID
+	case fieldSessionID:
+		v = ctx.SessionID
+	case fieldRemoteAddress:
+		v = ctx.RemoteAddress
+	case fieldEnvironment:
+		v = ctx.Environment
+	case fieldAppName:
+		v = ctx.AppName
+	case fieldCurrentTime:
+		v = ctx.CurrentTime
+	}
+	if v != "" {
+		return v, true
+	}
+	if ctx.Properties == nil {
+		return "", false
+	}
+	v, ok := ctx.Properties[f.name]
+	return v, ok
+}
+
+// stickyValue is lookup for hashing: the empty string counts as missing.
+func (f field) stickyValue(ctx *Context) (string, bool) {
+	v, ok := f.lookup(ctx)
+	return v, ok && v != ""
+}
+
+// maxCachedSemvers bounds the per-evaluation cache of parsed context semvers.
+const maxCachedSemvers = 4
+
+// cachedSemver is a context field's value parsed as a semver once per
+// evaluation (parsing allocates; comparing does not).
+type cachedSemver struct {
+	name  string
+	raw   string
+	ver   *semver.Version
+	valid bool
+}
+
+// evalState is the per-evaluation scratch state. It lives on the caller's
+// stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
+type evalState struct {
+	ctx     *Context
+	nowFunc func() time.Time
+	now     time.Time
+	hasNow  bool
+	semvers [maxCachedSemvers]cachedSemver
+	nsemver int
+}
+
+func newEvalState(ctx *Context, now func() time.Time) evalState {
+	return evalState{ctx: ctx, nowFunc: now}
+}
+
+// currentTime is the evaluation's "now", read once.
+func (st *evalState) currentTime() time.Time {
+	if !st.hasNow {
+		if st.nowFunc != nil {
+			st.now = st.nowFunc()
+		} else {
+			st.now = time.Now()
+		}
+		st.hasNow = true
+	}
+	return st.now
+}
+
+// semver parses raw (the value of field name) as a strict semver, reusing
+// the result for the rest of this evaluation.
+func (st *evalState) semver(name, raw string) (*semver.Version, bool) {
+	for i := 0; i < st.nsemver; i++ {
+		c := &st.semvers[i]
+		if c.name == name && c.raw == raw {
+			return c.ver, c.valid
+		}
+	}
+	ver, ok := parseStrictSemver(raw)
+	if st.nsemver < maxCachedSemvers {
+		st.semvers[st.nsemver] = cachedSemver{name: name, raw: raw, ver: ver, valid: ok}
+		st.nsemver++
+	}
+	return ver, ok
+}

@@ -1,0 +1,282 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bunting-flags/bunting/engine"
+)
+
+// specVersion is the pinned @unleash/client-specification version.
+const specVersion = "6.1.0"
+
+// specFile is one file of the client specification.
+type specFile struct {
+	Name         string          `json:"name"`
+	State        json.RawMessage `json:"state"`
+	Tests        []specTest      `json:"tests"`
+	VariantTests []specVariant   `json:"variantTests"`
+}
+
+type specTest struct {
+	Description string      `json:"description"`
+	Context     specContext `json:"context"`
+	ToggleName  string      `json:"toggleName"`
+	Expected    bool        `json:"expectedResult"`
+}
+
+type specVariant struct {
+	Description string      `json:"description"`
+	Context     specContext `json:"context"`
+	ToggleName  string      `json:"toggleName"`
+	Expected    struct {
+		Name           string                 `json:"name"`
+		Payload        *engine.VariantPayload `json:"payload"`
+		Enabled        bool                   `json:"enabled"`
+		FeatureEnabled bool                   `json:"feature_enabled"`
+	} `json:"expectedResult"`
+}
+
+// specContext is the spec's context; null properties mean "absent".
+type specContext struct {
+	UserID        string             `json:"userId"`
+	SessionID     string             `json:"sessionId"`
+	RemoteAddress string             `json:"remoteAddress"`
+	Environment   string             `json:"environment"`
+	AppName       string             `json:"appName"`
+	CurrentTime   string             `json:"currentTime"`
+	Properties    map[string]*string `json:"properties"`
+}
+
+func (c specContext) engineContext() *engine.Context {
+	ctx := &engine.Context{
+		UserID:        c.UserID,
+		SessionID:     c.SessionID,
+		RemoteAddress: c.RemoteAddress,
+		Environment:   c.Environment,
+		AppName:       c.AppName,
+		CurrentTime:   c.CurrentTime,
+	}
+	for k, v := range c.Properties {
+		if v == nil {
+			continue
+		}
+		if ctx.Properties == nil {
+			ctx.Properties = map[string]string{}
+		}
+		ctx.Properties[k] = *v
+	}
+	return ctx
+}
+
+// specDir finds the specification folder of the npm package, or "" when
+// it is not installed.
+func specDir() string {
+	var roots []string
+	if nm := os.Getenv("BUNTING_NODE_MODULES"); nm != "" {
+		roots = append(roots, nm)
+	}
+	roots = append(roots, filepath.Join("..", "test", "node", "node_modules"))
+	for _, root := range roots {
+		dir := filepath.Join(root, "@unleash", "client-specification", "specifications")
+		if _, err := os.Stat(filepath.Join(dir, "index.json")); err == nil {
+			return dir
+		}
+	}
+	return ""
+}
+
+// requireFixtures stops the test: a failure in CI or when fixtures are
+// required, a skip otherwise.
+func requireFixtures(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" || os.Getenv("CI") != "" {
+		t.Fatalf("%s not found (BUNTING_NODE_MODULES=%q); run `make node-deps`", what, os.Getenv("BUNTING_NODE_MODULES"))
+	}
+	t.Skipf("%s not found; run `make node-deps` to install it", what)
+}
+
+// loadSpecFiles reads every specification file in index order.
+func loadSpecFiles(t testing.TB) []specFile {
+	t.Helper()
+	dir := specDir()
+	if dir == "" {
+		if tt, ok := t.(*testing.T); ok {
+			requireFixtures(tt, "@unleash/client-specification")
+		}
+		t.Skip("client specification not installed")
+	}
+	var names []string
+	readJSON(t, filepath.Join(dir, "index.json"), &names)
+	files := make([]specFile, len(names))
+	for i, name := range names {
+		readJSON(t, filepath.Join(dir, name), &files[i])
+	}
+	return files
+}
+
+func readJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// deltaState is the delta form of a spec state (files 19 and 20).
+type deltaState struct {
+	Events []struct {
+		Type        string           `json:"type"`
+		Features    []engine.Feature `json:"features"`
+		Segments    []engine.Segment `json:"segments"`
+		Feature     engine.Feature   `json:"feature"`
+		FeatureName string           `json:"featureName"`
+		Segment     engine.Segment   `json:"segment"`
+		SegmentID   int              `json:"segmentId"`
+	} `json:"events"`
+}
+
+// decodeState decodes a full state, or folds a delta state's events into
+// one.
+func decodeState(raw json.RawMessage) (*engine.ClientFeatures, error) {
+	var probe struct {
+		Events json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, err
+	}
+	if probe.Events == nil {
+		var cf engine.ClientFeatures
+		err := json.Unmarshal(raw, &cf)
+		return &cf, err
+	}
+	var delta deltaState
+	if err := json.Unmarshal(raw, &delta); err != nil {
+		return nil, err
+	}
+	cf := &engine.ClientFeatures{Version: 2}
+	for _, ev := range delta.Events {
+		switch ev.Type {
+		case "hydration":
+			cf.Features, cf.Segments = ev.Features, ev.Segments
+		case "feature-updated":
+			cf.Features = upsertFeature(cf.Features, ev.Feature)
+		case "feature-removed":
+			cf.Features = removeFeature(cf.Features, ev.FeatureName)
+		case "segment-updated":
+			cf.Segments = upsertSegment(cf.Segments, ev.Segment)
+		case "segment-removed":
+			cf.Segments = removeSegment(cf.Segments, ev.SegmentID)
+		default:
+			return nil, fmt.Errorf("unknown delta event %q", ev.Type)
+		}
+	}
+	return cf, nil
+}
+
+func upsertFeature(fs []engine.Feature, f engine.Feature) []engine.Feature {
+	for i := range fs {
+		if fs[i].Name == f.Name {
+			fs[i] = f
+			return fs
+		}
+	}
+	return append(fs, f)
+}
+
+func removeFeature(fs []engine.Feature, name string) []engine.Feature {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Name != name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func upsertSegment(ss []engine.Segment, s engine.Segment) []engine.Segment {
+	for i := range ss {
+		if ss[i].ID == s.ID {
+			ss[i] = s
+			return ss
+		}
+	}
+	return append(ss, s)
+}
+
+func removeSegment(ss []engine.Segment, id int) []engine.Segment {
+	out := ss[:0]
+	for _, s := range ss {
+		if s.ID != id {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestClientSpecification runs every case of the official client
+// specification as a subtest named <file>/<description>.
+func TestClientSpecification(t *testing.T) {
+	files := loadSpecFiles(t)
+	total, passed := 0, 0
+	for _, file := range files {
+		cf, err := decodeState(file.State)
+		if err != nil {
+			t.Fatalf("%s: state: %v", file.Name, err)
+		}
+		snap := engine.Compile(cf, engine.Options{})
+		t.Run(file.Name, func(t *testing.T) {
+			for _, tc := range file.Tests {
+				total++
+				if t.Run(tc.Description, func(t *testing.T) {
+					got := snap.Evaluate(tc.ToggleName, tc.Context.engineContext())
+					if got.Enabled != tc.Expected {
+						t.Errorf("enabled = %v, want %v", got.Enabled, tc.Expected)
+					}
+				}) {
+					passed++
+				}
+			}
+			for _, tc := range file.VariantTests {
+				total++
+				if t.Run(tc.Description, func(t *testing.T) {
+					checkSpecVariant(t, snap, tc)
+				}) {
+					passed++
+				}
+			}
+		})
+	}
+	t.Logf("client-specification %s: %d/%d cases passed (%d files)", specVersion, passed, total, len(files))
+	if total != 279 {
+		t.Errorf("expected 279 cases in client-specification %s, found %d", specVersion, total)
+	}
+}
+
+func checkSpecVariant(t *testing.T, snap *engine.Snapshot, tc specVariant) {
+	t.Helper()
+	got := snap.Evaluate(tc.ToggleName, tc.Context.engineContext())
+	v := got.Variant
+	want := tc.Expected
+	if v.Name != want.Name || v.Enabled != want.Enabled || v.FeatureEnabled != want.FeatureEnabled {
+		t.Errorf("variant = {%q enabled=%v feature_enabled=%v}, want {%q enabled=%v feature_enabled=%v}",
+			v.Name, v.Enabled, v.FeatureEnabled, want.Name, want.Enabled, want.FeatureEnabled)
+	}
+	if v.FeatureEnabled != got.Enabled {
+		t.Errorf("feature_enabled %v disagrees with Enabled %v", v.FeatureEnabled, got.Enabled)
+	}
+	switch {
+	case want.Payload == nil && v.Payload != nil:
+		t.Errorf("payload = %+v, want none", *v.Payload)
+	case want.Payload != nil && v.Payload == nil:
+		t.Errorf("payload missing, want %+v", *want.Payload)
+	case want.Payload != nil && *want.Payload != *v.Payload:
+		t.Errorf("payload = %+v, want %+v", *v.Payload, *want.Payload)
+	}
+}

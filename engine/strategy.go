@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+)
+
+// algorithm is a compiled strategy kind.
+type algorithm uint8
+
+const (
+	algoNever algorithm = iota // unknown strategy, or one that can never match
+	algoAlways
+	algoUserWithID
+	algoUserRollout
+	algoSessionRollout
+	algoRandomRollout
+	algoFlexibleRollout
+	algoRemoteAddress
+	algoCustom
+)
+
+// stickinessKind is how a rollout or variant picks its hash seed.
+type stickinessKind uint8
+
+const (
+	stickDefault stickinessKind = iota // userId, then sessionId (then remoteAddress for variants), else random
+	stickRandom
+	stickField
+)
+
+// stickiness is a compiled stickiness setting.
+type stickiness struct {
+	kind  stickinessKind
+	field field
+}
+
+func newStickiness(name string) stickiness {
+	switch name {
+	case "", "default":
+		return stickiness{kind: stickDefault}
+	case "random":
+		return stickiness{kind: stickRandom}
+	}
+	return stickiness{kind: stickField, field: newField(name)}
+}
+
+// strategy is one compiled activation strategy.
+type strategy struct {
+	algo        algorithm
+	constraints []*constraint // own constraints, then the segments'
+	percentage  float64       // rollouts
+	prefix      string        // rollouts: "groupId:"
+	stickiness  stickiness    // flexibleRollout
+	userIDs     map[string]struct{}
+	prefixes    []netip.Prefix // remoteAddress
+	custom      CustomStrategy
+	parameters  map[string]string // custom: a private copy
+	variants    *variantList      // nil when the strategy has no variants
+}
+
+// compileStrategy compiles s of the flag named flagName. segments maps
+// segment ids to their compiled constraints.
+func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint, cfg *compileConfig) *strategy {
+	cs := &strategy{}
+	cs.constraints = make([]*constraint, 0, len(s.Constraints))
+	for _, c := range s.Constraints {
+		cs.constraints = append(cs.constraints, compileConstraint(c))
+	}
+	missingSegment := false
+	for _, id := range s.Segments {
+		seg, ok := segments[id]
+		if !ok {
+			missingSegment = true
+			break
+		}
+		cs.constraints = append(cs.constraints, seg...)
+	}
+	cs.compileAlgorithm(flagName, s, cfg)
+	if missingSegment {
+		cs.algo = algoNever
+	}
+	if len(s.Variants) > 0 {
+		group := flagName
+		if g, ok := s.Parameters["groupId"]; ok && g != "" {
+			group = g
+		}
+		sticky := s.Variants[0].Stickiness
+		if sticky == "" {
+			sticky = s.Parameters["stickiness"]
+		}
+		cs.variants = compileVariants(s.Variants, group, sticky, cfg)
+	}
+	return cs
+}
+
+func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) {
+	p := s.Parameters
+	switch s.Name {
+	case "default":
+		cs.algo = algoAlways
+	case "userWithId":
+		cs.algo = algoUserWithID
+		cs.userIDs = splitList(p["userIds"])
+	case "gradualRolloutUserId", "gradualRolloutSessionId":
+		cs.algo = algoUserRollout
+		if s.Name == "gradualRolloutSessionId" {
+			cs.algo = algoSessionRollout
+		}
+		cs.percentage = parsePercentage(p, "percentage")
+		cs.prefix = groupPrefix(p["groupId"])
+	case "gradualRolloutRandom":
+		cs.algo = algoRandomRollout
+		cs.percentage = parsePercentage(p, "percentage")
+	case "flexibleRollout":
+		cs.algo = algoFlexibleRollout
+		cs.percentage = parsePercentage(p, "rollout")
+		group, ok := p["groupId"]
+		if !ok {
+			group = flagName
+		}
+		cs.prefix = groupPrefix(group)
+		cs.stickiness = newStickiness(p["stickiness"])
+	case "remoteAddress":
+		cs.algo = algoRemoteAddress
+		cs.prefixes = parsePrefixes(strings.Split(p["IPs"], ","))
+	case "applicationHostname":
+		cs.algo = algoNever
+		if _, ok := splitList(strings.ToLower(p["hostNames"]))[strings.ToLower(cfg.hostname)]; ok && cfg.hostname != "" {
+			cs.algo = algoAlways
+		}
+	default:
+		cs.algo = algoNever
+		if impl, ok := cfg.custom[s.Name]; ok && impl != nil {
+			cs.algo = algoCustom
+			cs.custom = impl
+			cs.parameters = make(map[string]string, len(p))
+			for k, v := range p {
+				cs.parameters[k] = v
+			}
+		}
+	}
+	if cs.percentage <= 0 {
+		switch cs.algo {
+		case algoUserRollout, algoSessionRollout, algoRandomRollout, algoFlexibleRollout:
+			cs.algo = algoNever
+		}
+	}
+}
+
+// parsePercentage reads a percentage parameter; missing or unparsable
+// values give 0, which makes the rollout never match.
+func parsePercentage(p Parameters, name string) float64 {
+	n, ok := parseNumber(p[name])
+	if !ok {
+		return 0
+	}
+	return n
+}
+
+// splitList splits a comma-separated list, trimming entries and dropping
+// empty ones.
+func splitList(s string) map[string]struct{} {
+	out := make(map[string]struct{})
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out[part] = struct{}{}
+		}
+	}
+	return out
+}
+
+// enabled reports whether the strategy matches: its constraints hold and
+// its algorithm says yes.
+func (cs *strategy) enabled(st *evalState) bool {
+	if cs.algo == algoNever || !allHold(cs.constraints, st) {
+		return false
+	}
+	ctx := st.ctx
+	switch cs.algo {
+	case algoAlways:
+		return true
+	case algoUserWithID:
+		if ctx.UserID == "" {
+			return false
+		}
+		_, ok := cs.userIDs[ctx.UserID]
+		return ok
+	case algoUserRollout:
+		return cs.rolloutOn(ctx.UserID)
+	case algoSessionRollout:
+		return cs.rolloutOn(ctx.SessionID)
+	case algoRandomRollout:
+		return float64(rand.IntN(100)+1) <= cs.percentage
+	case algoFlexibleRollout:
+		return cs.flexibleOn(ctx)
+	case algoRemoteAddress:
+		addr, ok := parseAddr(ctx.RemoteAddress)
+		return ok && prefixesContain(cs.prefixes, addr)
+	case algoCustom:
+		return callCustom(cs.custom, cs.parameters, ctx)
+	}
+	return false
+}
+
+// rolloutOn hashes a stickiness id into [1,100] and compares it with the
+// percentage; a missing id is off.
+func (cs *strategy) rolloutOn(id string) bool {
+	if id == "" {
+		return false
+	}
+	return float64(normalizedHash(rolloutSeed, cs.prefix, id, 100)) <= cs.percentage
+}
+
+func (cs *strategy) flexibleOn(ctx *Context) bool {
+	switch cs.stickiness.kind {
+	case stickRandom:
+		return float64(rand.IntN(100)+1) <= cs.percentage
+	case stickField:
+		v, ok := cs.stickiness.field.stickyValue(ctx)
+		return ok && cs.rolloutOn(v)
+	}
+	switch {
+	case ctx.UserID != "":
+		return cs.rolloutOn(ctx.UserID)
+	case ctx.SessionID != "":
+		return cs.rolloutOn(ctx.SessionID)
+	}
+	return float64(rand.IntN(100)+1) <= cs.percentage
+}
+
+// callCustom runs a custom strategy; an error or a panic is "not enabled".
+func callCustom(impl CustomStrategy, params map[string]string, ctx *Context) (on bool) {
+	defer func() {
+		if recover() != nil {
+			on = false
+		}
+	}()
+	ok, err := impl.IsEnabled(params, ctx)
+	return err == nil && ok
+}

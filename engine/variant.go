@@ -1,0 +1,109 @@
+package engine
+
+import "math/rand/v2"
+
+// Shared variants every snapshot starts with.
+const (
+	// disabledOffID is the "disabled" variant of a flag that is off.
+	disabledOffID = 0
+	// disabledOnID is the "disabled" variant of a flag that is on but
+	// resolves no variant.
+	disabledOnID = 1
+)
+
+// variantList is a compiled list of variants (a flag's or a strategy's).
+type variantList struct {
+	prefix      string // "groupId:"
+	stickiness  stickiness
+	totalWeight uint32
+	entries     []variantEntry
+	overrides   []override
+}
+
+type variantEntry struct {
+	weight  int
+	variant *ResultVariant
+}
+
+// override pins the variant at index variant when field has one of values.
+type override struct {
+	field   field
+	values  []string
+	variant *ResultVariant
+}
+
+// compileVariants compiles vs hashed under group with the given stickiness
+// name, registering one ResultVariant per entry.
+func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *variantList {
+	vl := &variantList{prefix: groupPrefix(group), stickiness: newStickiness(sticky)}
+	const maxTotal = 1<<31 - 1
+	total := 0
+	for _, v := range vs {
+		rv := cfg.newVariant(v)
+		vl.entries = append(vl.entries, variantEntry{weight: v.Weight, variant: rv})
+		if v.Weight > 0 {
+			total += min(v.Weight, maxTotal)
+			total = min(total, maxTotal)
+		}
+		for _, o := range v.Overrides {
+			vl.overrides = append(vl.overrides, override{field: newField(o.ContextName), values: o.Values, variant: rv})
+		}
+	}
+	vl.totalWeight = uint32(total)
+	return vl
+}
+
+// choose picks the variant for ctx: an override first, then the weighted
+// hash of the stickiness value. It returns nil when the weights sum to 0.
+func (vl *variantList) choose(ctx *Context) *ResultVariant {
+	if vl.totalWeight == 0 {
+		return nil
+	}
+	for i := range vl.overrides {
+		o := &vl.overrides[i]
+		if v, ok := o.field.lookup(ctx); ok {
+			for _, x := range o.values {
+				if x == v {
+					return o.variant
+				}
+			}
+		}
+	}
+	var target uint32
+	if seed, ok := vl.seed(ctx); ok {
+		target = normalizedHash(variantSeed, vl.prefix, seed, vl.totalWeight)
+	} else {
+		target = rand.Uint32N(vl.totalWeight) + 1
+	}
+	var acc uint64
+	for _, e := range vl.entries {
+		if e.weight <= 0 {
+			continue
+		}
+		acc += uint64(min(e.weight, 1<<31-1))
+		if acc >= uint64(target) {
+			return e.variant
+		}
+	}
+	return nil
+}
+
+// seed is the stickiness value for hashing; false means "use a random
+// target".
+func (vl *variantList) seed(ctx *Context) (string, bool) {
+	switch vl.stickiness.kind {
+	case stickField:
+		return vl.stickiness.field.stickyValue(ctx)
+	case stickRandom:
+		return "", false
+	}
+	switch {
+	case ctx.UserID != "":
+		return ctx.UserID, true
+	case ctx.SessionID != "":
+		return ctx.SessionID, true
+	case ctx.RemoteAddress != "":
+		return ctx.RemoteAddress, true
+	}
+	return "", false
+}
