@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -22,6 +23,7 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
+	signals *signals.Service
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -37,6 +39,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	var err error
+	if s.signals, err = s.newSignals(); err != nil {
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -50,6 +56,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // Run polls for changes by other instances until ctx ends. Call it in its
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
+	go s.runSignals(ctx)
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
