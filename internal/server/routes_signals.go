@@ -52,27 +52,29 @@ func (s *Server) newSignals() (*signals.Service, error) {
 // runSignals runs this instance's signal worker until ctx ends.
 func (s *Server) runSignals(ctx context.Context) { s.signals.Run(ctx) }
 
-// setFeatureEnabledForSignals switches a flag on or off in an environment as
-// actor, in one transaction with its feature-environment-enabled|disabled
-// event (none when the state does not change). It is the signals part's
-// bridge to the on/off operation; when the core exposes its own on/off
-// service function, this should call that instead.
-func (s *Server) setFeatureEnabledForSignals(ctx context.Context, actor store.Actor, project, feature, env string, enabled bool) error {
+// setFeatureEnabledForSignals switches a flag on or off in an environment
+// as a service account with a root role, through the same steps as the
+// admin on/off route (turning on adds a default strategy when none is
+// active), in one transaction with its events.
+func (s *Server) setFeatureEnabledForSignals(ctx context.Context, actor store.Actor, role, project, feature, env string, enabled bool) error {
+	p := &Principal{Kind: KindUser, Name: actor.Name, UserID: actor.UserID, RootRole: role}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.FeatureInProject(project, feature); err != nil {
+		sc := featureEnvScope{project: project, feature: feature, env: env}
+		var err error
+		if sc.f, err = tx.FeatureInProject(project, feature); err != nil {
 			return err
 		}
-		if _, err := tx.FeatureEnvironment(feature, env); err != nil {
+		if sc.fe, err = tx.FeatureEnvironment(feature, env); err != nil {
 			return err
 		}
-		changed, err := tx.SetFeatureEnvironmentEnabled(feature, env, enabled)
-		if err != nil || !changed {
-			return err
+		if sc.f.Archived {
+			return archivedError()
 		}
-		typ := "feature-environment-disabled"
 		if enabled {
-			typ = "feature-environment-enabled"
+			if err := ensureActiveStrategy(tx, sc, p, false); err != nil {
+				return err
+			}
 		}
-		return tx.Event(store.NewEvent{Type: typ, Actor: actor, FeatureName: feature, Project: project, Environment: env})
+		return setEnvironmentEnabled(tx, sc, p, enabled)
 	})
 }

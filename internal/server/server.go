@@ -23,6 +23,7 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
+	client  *clientCache
 	signals *signals.Service
 }
 
@@ -39,6 +40,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s.client = newClientCache(s)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err

@@ -30,9 +30,9 @@ type Hooks struct {
 	// RoleCan reports whether a root role holds a permission.
 	RoleCan func(role, permission string) bool
 	// SetFeatureEnabled switches a flag on or off in an environment through
-	// the server's on/off service (one transaction with its event, as
-	// actor), returning a domain error when it cannot.
-	SetFeatureEnabled func(ctx context.Context, actor store.Actor, project, feature, environment string, enabled bool) error
+	// the server's on/off operation (one transaction with its events, as
+	// actor holding root role role), returning a domain error when it cannot.
+	SetFeatureEnabled func(ctx context.Context, actor store.Actor, role, project, feature, environment string, enabled bool) error
 	// FeaturesByTag lists a project's flags carrying a tag ("type:value").
 	// Nil when tags are not available; the _BY_TAG actions then fail.
 	FeaturesByTag func(ctx context.Context, project, tagType, tagValue string) ([]string, error)

@@ -239,7 +239,7 @@ func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a
 	}
 	p := a.ExecutionParams
 	if !def.byTag {
-		return s.hooks.SetFeatureEnabled(ctx, actor, p["project"], p["featureName"], p["environment"], def.enables)
+		return s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], p["featureName"], p["environment"], def.enables)
 	}
 	if s.hooks.FeaturesByTag == nil {
 		return errors.New("tags are not available in this server, so flags cannot be selected by tag")
@@ -250,7 +250,7 @@ func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a
 		return err
 	}
 	for _, name := range names {
-		if err := s.hooks.SetFeatureEnabled(ctx, actor, p["project"], name, p["environment"], def.enables); err != nil {
+		if err := s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], name, p["environment"], def.enables); err != nil {
 			return fmt.Errorf("flag %s: %w", name, err)
 		}
 	}

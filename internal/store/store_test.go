@@ -132,8 +132,10 @@ func TestFreshDatabaseSeed(t *testing.T) {
 	})
 }
 
+// Several instances starting at once on one PostgreSQL database migrate it
+// once, under goose's advisory session lock. (SQLite is single-instance.)
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
-	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+	func(t *testing.T, db servertest.Database) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
 		for range 4 {
@@ -159,5 +161,5 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		if err != nil || len(projects) != 1 {
 			t.Fatalf("projects after concurrent migration: %v %v", projects, err)
 		}
-	})
+	}(t, servertest.NewPostgres(t))
 }
