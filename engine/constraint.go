@@ -64,6 +64,9 @@ const setThreshold = 8
 // constraint is one compiled constraint. The operand fields used depend on
 // op; everything is parsed once here and only read while evaluating.
 type constraint struct {
+	// id numbers the distinct constraints of a snapshot, for the
+	// per-evaluation memo (see evalState.memo).
+	id              int
 	field           field
 	op              operator
 	inverted        bool
@@ -128,9 +131,29 @@ func compileConstraint(c Constraint) *constraint {
 	return cc
 }
 
-// holds evaluates the constraint, inversion included. An unknown operator
-// never holds, inverted or not.
+// holds evaluates the constraint, inversion included, at most once per
+// evaluation when the evaluation has a memo.
 func (c *constraint) holds(st *evalState) bool {
+	if st.memo == nil {
+		return c.evaluate(st)
+	}
+	switch st.memo[c.id] {
+	case memoFalse:
+		return false
+	case memoTrue:
+		return true
+	}
+	ok := c.evaluate(st)
+	st.memo[c.id] = memoFalse
+	if ok {
+		st.memo[c.id] = memoTrue
+	}
+	return ok
+}
+
+// evaluate is holds without the memo. An unknown operator never holds,
+// inverted or not.
+func (c *constraint) evaluate(st *evalState) bool {
 	if c.op == opUnknown {
 		return false
 	}

@@ -26,8 +26,11 @@ type Context struct {
 
 // CustomStrategy is a strategy implemented outside the engine (for example
 // the proxy's script strategies). IsEnabled must be safe for concurrent
-// use. An error or a panic makes that strategy evaluate to false; it never
-// takes the process down.
+// use and must not modify parameters (one map per strategy, shared by all
+// evaluations) or ctx. It runs after the strategy's constraints and
+// segments hold. An error or a panic makes that strategy evaluate to false;
+// it never takes the process down. Time limits are the implementation's
+// job: the engine waits for IsEnabled to return.
 type CustomStrategy interface {
 	IsEnabled(parameters map[string]string, ctx *Context) (bool, error)
 }

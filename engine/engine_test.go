@@ -689,3 +689,31 @@ func TestParametersAcceptNumbers(t *testing.T) {
 		t.Error("numeric rollout parameter ignored")
 	}
 }
+
+// TestGroupIDFallback: a flexibleRollout or strategy-variant list without a
+// groupId (or with an empty one) hashes under the flag name.
+func TestGroupIDFallback(t *testing.T) {
+	// "Feature.flexibleRollout.10:174" normalises to 10, ":499" to 32.
+	for _, params := range []engine.Parameters{
+		{"rollout": "10"},
+		{"rollout": "10", "groupId": ""},
+		{"rollout": "10", "groupId": "Feature.flexibleRollout.10"},
+	} {
+		snap := engine.Compile(&engine.ClientFeatures{Features: []engine.Feature{{Name: "Feature.flexibleRollout.10", Enabled: true,
+			Strategies: []engine.Strategy{{Name: "flexibleRollout", Parameters: params}}}}}, engine.Options{})
+		if !snap.Evaluate("Feature.flexibleRollout.10", &engine.Context{UserID: "174"}).Enabled ||
+			snap.Evaluate("Feature.flexibleRollout.10", &engine.Context{UserID: "499"}).Enabled {
+			t.Errorf("parameters %v: not hashed under the flag name", params)
+		}
+	}
+	// Strategy variants: users 232, 607, 656 of "Feature.Variants.C" with
+	// weights 33/33/33 land on variant1, variant2, variant3.
+	variants := []engine.Variant{{Name: "variant1", Weight: 33}, {Name: "variant2", Weight: 33}, {Name: "variant3", Weight: 33}}
+	snap := engine.Compile(&engine.ClientFeatures{Features: []engine.Feature{{Name: "Feature.Variants.C", Enabled: true,
+		Strategies: []engine.Strategy{{Name: "default", Variants: variants}}}}}, engine.Options{})
+	for user, want := range map[string]string{"232": "variant1", "607": "variant2", "656": "variant3"} {
+		if got := snap.Evaluate("Feature.Variants.C", &engine.Context{UserID: user}).Variant.Name; got != want {
+			t.Errorf("user %s: strategy variant %s, want %s", user, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -95,13 +96,39 @@ type cachedSemver struct {
 // evalState is the per-evaluation scratch state. It lives on the caller's
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
 type evalState struct {
-	ctx     *Context
+	ctx *Context
+	// memo records constraint outcomes by constraint id for this
+	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
+	memo    []uint8
 	nowFunc func() time.Time
 	now     time.Time
 	hasNow  bool
 	semvers [maxCachedSemvers]cachedSemver
 	nsemver int
 }
+
+// Constraint outcomes in evalState.memo.
+const (
+	memoUnknown uint8 = iota
+	memoFalse
+	memoTrue
+)
+
+// memoPool recycles memo buffers so that evaluations do not allocate them.
+var memoPool = sync.Pool{New: func() any { return new([]uint8) }}
+
+// getMemo returns a cleared memo of n entries from the pool.
+func getMemo(n int) *[]uint8 {
+	m := memoPool.Get().(*[]uint8)
+	if cap(*m) < n {
+		*m = make([]uint8, n)
+	}
+	*m = (*m)[:n]
+	clear(*m)
+	return m
+}
+
+func putMemo(m *[]uint8) { memoPool.Put(m) }
 
 func newEvalState(ctx *Context, now func() time.Time) evalState {
 	return evalState{ctx: ctx, nowFunc: now}

@@ -14,6 +14,9 @@ type Snapshot struct {
 	index    map[string]int
 	variants []*ResultVariant
 	now      func() time.Time
+	// constraintCount is the number of distinct constraints, the size of
+	// an evaluation's memo.
+	constraintCount int
 }
 
 // flag is one compiled feature flag.
@@ -43,9 +46,10 @@ type dependency struct {
 // compileConfig carries what compiling needs besides the payload, and
 // collects the variants as they get their IDs.
 type compileConfig struct {
-	hostname string
-	custom   map[string]CustomStrategy
-	variants []*ResultVariant
+	hostname    string
+	custom      map[string]CustomStrategy
+	constraints *constraintTable
+	variants    []*ResultVariant
 }
 
 // newVariant registers the ResultVariant of a payload variant and gives it
@@ -70,7 +74,11 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	if cf == nil {
 		cf = &ClientFeatures{}
 	}
-	cfg := &compileConfig{hostname: resolveHostname(opts.Hostname), custom: opts.CustomStrategies}
+	cfg := &compileConfig{
+		hostname:    resolveHostname(opts.Hostname),
+		custom:      opts.CustomStrategies,
+		constraints: newConstraintTable(),
+	}
 	cfg.variants = []*ResultVariant{
 		disabledOffID: {ID: disabledOffID, Name: "disabled"},
 		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
@@ -79,7 +87,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	for _, seg := range cf.Segments {
 		cs := make([]*constraint, len(seg.Constraints))
 		for i, c := range seg.Constraints {
-			cs[i] = compileConstraint(c)
+			cs[i] = cfg.constraints.compile(c)
 		}
 		segments[seg.ID] = cs
 	}
@@ -97,6 +105,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		s.flags[i].dependencies = s.compileDependencies(f.Dependencies)
 	}
 	s.variants = cfg.variants
+	s.constraintCount = cfg.constraints.size()
 	return s
 }
 
@@ -189,8 +198,12 @@ func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
 	if ctx == nil {
 		ctx = &Context{}
 	}
+	memo := getMemo(s.constraintCount)
 	st := newEvalState(ctx, s.now)
-	return s.evaluate(i, &st)
+	st.memo = *memo
+	r := s.evaluate(i, &st)
+	putMemo(memo)
+	return r
 }
 
 // EvaluateAll appends the result of every flag, in snapshot order, to dst
@@ -200,11 +213,14 @@ func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
 	if ctx == nil {
 		ctx = &Context{}
 	}
+	memo := getMemo(s.constraintCount)
 	st := newEvalState(ctx, s.now)
+	st.memo = *memo
 	dst = slices.Grow(dst, len(s.flags))
 	for i := range s.flags {
 		dst = append(dst, s.evaluate(i, &st))
 	}
+	putMemo(memo)
 	return dst
 }
 

@@ -66,7 +66,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 	cs := &strategy{}
 	cs.constraints = make([]*constraint, 0, len(s.Constraints))
 	for _, c := range s.Constraints {
-		cs.constraints = append(cs.constraints, compileConstraint(c))
+		cs.constraints = append(cs.constraints, cfg.constraints.compile(c))
 	}
 	missingSegment := false
 	for _, id := range s.Segments {
@@ -82,10 +82,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 		cs.algo = algoNever
 	}
 	if len(s.Variants) > 0 {
-		group := flagName
-		if g, ok := s.Parameters["groupId"]; ok && g != "" {
-			group = g
-		}
+		group := groupOrFlagName(s.Parameters, flagName)
 		sticky := s.Variants[0].Stickiness
 		if sticky == "" {
 			sticky = s.Parameters["stickiness"]
@@ -116,11 +113,7 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 	case "flexibleRollout":
 		cs.algo = algoFlexibleRollout
 		cs.percentage = parsePercentage(p, "rollout")
-		group, ok := p["groupId"]
-		if !ok {
-			group = flagName
-		}
-		cs.prefix = groupPrefix(group)
+		cs.prefix = groupPrefix(groupOrFlagName(p, flagName))
 		cs.stickiness = newStickiness(p["stickiness"])
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
@@ -147,6 +140,15 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 			cs.algo = algoNever
 		}
 	}
+}
+
+// groupOrFlagName is the groupId parameter, or the flag name when it is
+// missing or empty (what Yggdrasil does; Unleash servers always send it).
+func groupOrFlagName(p Parameters, flagName string) string {
+	if g := p["groupId"]; g != "" {
+		return g
+	}
+	return flagName
 }
 
 // parsePercentage reads a percentage parameter; missing or unparsable

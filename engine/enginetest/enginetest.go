@@ -35,8 +35,9 @@ var (
 // stickiness, constraints of every operator family (IN/NOT_IN, STR_*,
 // NUM_*, DATE_*, SEMVER_*, REGEX, IN_CIDR; some case-insensitive, some
 // inverted), segments, feature and strategy variants with string, json and
-// number payloads and overrides, some disabled flags and strategies, some
-// dependencies on earlier flags and impressionData on some flags.
+// number payloads and overrides, some disabled flags, some dependencies on
+// earlier flags and impressionData on some flags. Like a server's client
+// payload, it has no disabled strategies.
 func Generate(n int, seed int64) *engine.ClientFeatures {
 	g := &generator{r: rand.New(rand.NewPCG(uint64(seed), 0x6275_6e74_696e_67))}
 	cf := &engine.ClientFeatures{Version: 2, Features: make([]engine.Feature, 0, n)}
@@ -94,7 +95,6 @@ func (g *generator) strategy(flagName string, idx, nSegments int) engine.Strateg
 	s := engine.Strategy{
 		ID:         fmt.Sprintf("%08x-0000-4000-8000-%012x", g.r.Uint32(), idx),
 		SortOrder:  idx,
-		Disabled:   g.chance(5),
 		Parameters: engine.Parameters{},
 	}
 	switch k := g.r.IntN(100); {
@@ -138,7 +138,8 @@ func (g *generator) strategy(flagName string, idx, nSegments int) engine.Strateg
 	if g.chance(20) {
 		s.Segments = []int{1 + g.r.IntN(nSegments)}
 	}
-	if g.chance(15) {
+	if s.Name == "flexibleRollout" && g.chance(20) {
+		// Unleash offers strategy variants on gradual rollouts.
 		s.Variants = g.variants(1+g.r.IntN(3), false)
 	}
 	return s

@@ -1,0 +1,52 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/engine/enginetest"
+)
+
+// BenchmarkEvaluateAll evaluates every flag of a generated payload for one
+// context, reusing the result slice as the proxy does.
+func BenchmarkEvaluateAll(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("flags=%d", n), func(b *testing.B) {
+			snap := engine.Compile(enginetest.Generate(n, 1), engine.Options{})
+			ctxs := enginetest.Contexts(64)
+			dst := make([]engine.Result, 0, n)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				dst = snap.EvaluateAll(ctxs[i%len(ctxs)], dst[:0])
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/flag")
+		})
+	}
+}
+
+// BenchmarkEvaluate evaluates one flag by name.
+func BenchmarkEvaluate(b *testing.B) {
+	snap := engine.Compile(enginetest.Generate(1000, 1), engine.Options{})
+	ctx := enginetest.Context()
+	name := snap.Name(500)
+	b.ReportAllocs()
+	for b.Loop() {
+		snap.Evaluate(name, ctx)
+	}
+}
+
+// BenchmarkCompile compiles a generated payload.
+func BenchmarkCompile(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("flags=%d", n), func(b *testing.B) {
+			cf := enginetest.Generate(n, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				engine.Compile(cf, engine.Options{Hostname: "bench"})
+			}
+		})
+	}
+}
