@@ -12,11 +12,8 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// withSignals adjusts the signal limits of a harness server.
-func withSignals(change func(*server.Config)) servertest.Option { return servertest.Option(change) }
-
 // fastRate lets tests post many signals in a row.
-var fastRate = withSignals(func(c *server.Config) { c.Signals.RatePerSecond = 1000 })
+var fastRate servertest.Option = func(c *server.Config) { c.Signals.RatePerSecond = 1000 }
 
 // endpoint creates a signal endpoint and one token, returning the
 // endpoint's id and the token's secret.
@@ -74,30 +71,19 @@ func userToken(t *testing.T, h *servertest.Harness, username, role string) strin
 	return secret
 }
 
-// flag creates a kill-switch flag in project default, on in development.
+// flag creates a kill-switch flag in project default through the admin
+// API and turns it on in development (which gives it a default strategy).
 func flag(t *testing.T, h *servertest.Harness, name string) {
 	t.Helper()
-	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		if err := tx.InsertFeature(store.Feature{Name: name, Project: "default", Type: "kill-switch", CreatedAt: time.Now()}); err != nil {
-			return err
-		}
-		if _, err := tx.SetFeatureEnvironmentEnabled(name, "development", true); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "feature-created", Actor: store.Actor{Name: "test"}, FeatureName: name, Project: "default"})
-	})
-	if err != nil {
-		t.Fatalf("create flag: %v", err)
-	}
+	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": name, "type": "kill-switch"}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/projects/default/features/"+name+"/environments/development/on", h.AdminToken, nil).Want(t, 200)
 }
 
-// flagEnabled reads a flag's state in development.
+// flagEnabled reads a flag's state in development through the admin API.
 func flagEnabled(t *testing.T, h *servertest.Harness, name string) bool {
 	t.Helper()
-	fe, err := h.Store.Q(context.Background()).FeatureEnvironment(name, "development")
-	if err != nil {
-		t.Fatalf("read flag: %v", err)
-	}
+	var fe struct{ Enabled bool }
+	h.Do(t, "GET", "/api/admin/projects/default/features/"+name+"/environments/development", h.AdminToken, nil).Want(t, 200).JSON(t, &fe)
 	return fe.Enabled
 }
 
