@@ -17,7 +17,7 @@ var fastRate servertest.Option = func(c *server.Config) { c.Signals.RatePerSecon
 
 // endpoint creates a signal endpoint and one token, returning the
 // endpoint's id and the token's secret.
-func endpoint(t *testing.T, h *servertest.Harness, name string) (int64, string) {
+func endpoint(t testing.TB, h *servertest.Harness, name string) (int64, string) {
 	t.Helper()
 	var e struct{ ID int64 }
 	h.Do(t, "POST", "/api/admin/signal-endpoints", h.AdminToken, map[string]any{"name": name}).Want(t, 201).JSON(t, &e)
@@ -33,7 +33,7 @@ func endpoint(t *testing.T, h *servertest.Harness, name string) (int64, string) 
 // serviceAccount creates a service account with a root role. The server
 // extras part owns the service-account API; until it is merged the account
 // is created through the store, in a transaction with its event.
-func serviceAccount(t *testing.T, h *servertest.Harness, username, role string) int64 {
+func serviceAccount(t testing.TB, h *servertest.Harness, username, role string) int64 {
 	t.Helper()
 	var id int64
 	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
@@ -52,7 +52,7 @@ func serviceAccount(t *testing.T, h *servertest.Harness, username, role string) 
 
 // userToken creates a (non-service) user with a root role and returns a
 // personal access token secret for it.
-func userToken(t *testing.T, h *servertest.Harness, username, role string) string {
+func userToken(t testing.TB, h *servertest.Harness, username, role string) string {
 	t.Helper()
 	secret := "user:" + server.RandomHex(28)
 	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
@@ -73,14 +73,14 @@ func userToken(t *testing.T, h *servertest.Harness, username, role string) strin
 
 // flag creates a kill-switch flag in project default through the admin
 // API and turns it on in development (which gives it a default strategy).
-func flag(t *testing.T, h *servertest.Harness, name string) {
+func flag(t testing.TB, h *servertest.Harness, name string) {
 	t.Helper()
 	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": name, "type": "kill-switch"}).Want(t, 201)
 	h.Do(t, "POST", "/api/admin/projects/default/features/"+name+"/environments/development/on", h.AdminToken, nil).Want(t, 200)
 }
 
 // flagEnabled reads a flag's state in development through the admin API.
-func flagEnabled(t *testing.T, h *servertest.Harness, name string) bool {
+func flagEnabled(t testing.TB, h *servertest.Harness, name string) bool {
 	t.Helper()
 	var fe struct{ Enabled bool }
 	h.Do(t, "GET", "/api/admin/projects/default/features/"+name+"/environments/development", h.AdminToken, nil).Want(t, 200).JSON(t, &fe)
@@ -88,7 +88,7 @@ func flagEnabled(t *testing.T, h *servertest.Harness, name string) bool {
 }
 
 // eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
@@ -101,7 +101,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 }
 
 // events returns the events of a type, newest first.
-func events(t *testing.T, h *servertest.Harness, typ string) []store.Event {
+func events(t testing.TB, h *servertest.Harness, typ string) []store.Event {
 	t.Helper()
 	evs, _, err := h.Store.Q(context.Background()).Events(store.EventFilter{Type: typ, Limit: 100})
 	if err != nil {
@@ -111,7 +111,7 @@ func events(t *testing.T, h *servertest.Harness, typ string) []store.Event {
 }
 
 // signal posts a signal with a token.
-func signal(t *testing.T, h *servertest.Harness, name, token string, body any) *servertest.Response {
+func signal(t testing.TB, h *servertest.Harness, name, token string, body any) *servertest.Response {
 	t.Helper()
 	return h.Do(t, "POST", "/api/signal-endpoint/"+name, "Bearer "+token, body)
 }

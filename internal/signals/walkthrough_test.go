@@ -17,7 +17,7 @@ import (
 
 // clientFlagEnabled reads a flag's enabled state through the client API
 // (the development client token).
-func clientFlagEnabled(t *testing.T, h *servertest.Harness, name string) bool {
+func clientFlagEnabled(t testing.TB, h *servertest.Harness, name string) bool {
 	t.Helper()
 	var body struct {
 		Features []struct {
