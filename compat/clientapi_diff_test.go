@@ -18,7 +18,8 @@ import (
 // checkClientAPIMatches configures the scenario on a fresh Bunting server
 // and compares its GET /api/client/features with Unleash's, for an SDK that
 // announces client specification 5.2.0 (segments apart) and for one that
-// announces none (segment constraints inlined). Only the scenario's flags
+// announces none (segment constraints inlined), and its frontend API
+// (/api/frontend) with Unleash's. Only the scenario's flags
 // are compared; meta (revision ids, ETag hashes) is left out, and the known
 // differences that no SDK notices are evened out (see knownDifferences).
 func checkClientAPIMatches(t *testing.T, unleash *harness.Upstream) {
@@ -34,6 +35,16 @@ func checkClientAPIMatches(t *testing.T, unleash *harness.Upstream) {
 			}
 		})
 	}
+	t.Run("frontend API", func(t *testing.T) {
+		ours := harness.NewProxyClient(bunting.BaseURL+"/api/frontend", bunting.FrontendToken)
+		theirs := harness.NewProxyClient(unleash.BaseURL+"/api/frontend", unleash.FrontendToken)
+		for _, c := range harness.Cases {
+			if err := harness.VerifyEnabledCase(ours, c); err != nil {
+				t.Error(err)
+			}
+		}
+		checkAgreesWithFrontendAPI(t, ours, theirs)
+	})
 }
 
 // scenarioPayload fetches the client features and keeps the scenario flags.
