@@ -23,7 +23,7 @@ import (
 // are compared; meta (revision ids, ETag hashes) is left out, and the known
 // differences that no SDK notices are evened out (see knownDifferences).
 func checkClientAPIMatches(t *testing.T, unleash *harness.Upstream) {
-	bunting := harness.StartBuntingServer(t)
+	bunting := harness.StartBuntingServer(t, harness.SQLite)
 	harness.ApplyScenario(t, bunting.Admin())
 	addHalfRollout(t, bunting.Admin())
 	for _, spec := range []string{"5.2.0", ""} {

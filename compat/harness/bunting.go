@@ -143,9 +143,16 @@ func StartNodeProxy(t testing.TB, up *Upstream, appName string) *Proxy {
 // serverStartTimeout bounds the Bunting server start (migrations included).
 const serverStartTimeout = 60 * time.Second
 
-// StartBuntingServer runs `bunting server` on a fresh SQLite file with the
-// harness tokens and waits until it is healthy.
-func StartBuntingServer(t testing.TB) *Upstream {
+// Databases StartBuntingServer can use.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// StartBuntingServer runs `bunting server` with the harness tokens on a
+// fresh database (a SQLite file, or a new PostgreSQL database) and waits
+// until it is healthy.
+func StartBuntingServer(t testing.TB, database string) *Upstream {
 	t.Helper()
 	bin := BuntingBinary(t)
 	port := FreePort(t)
@@ -160,6 +167,13 @@ func StartBuntingServer(t testing.TB) *Upstream {
 		"PORT":                     strconv.Itoa(port),
 		"LOG_LEVEL":                "info",
 		"TMPDIR":                   dir,
+	}
+	switch database {
+	case SQLite:
+	case Postgres:
+		env["DATABASE_URL"] = CreateDatabase(t, "bunting_compat_server")
+	default:
+		t.Fatalf("unknown database %q", database)
 	}
 	p := StartProcess(t, "bunting-server", dir, env, bin, "server")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

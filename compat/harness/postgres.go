@@ -26,7 +26,8 @@ func PostgresURL() string {
 }
 
 // CreateDatabase creates a fresh, uniquely named database and drops it when
-// the test ends. It returns the URL of the new database.
+// the test ends. It returns the URL of the new database (with the query of
+// the server URL, e.g. sslmode).
 func CreateDatabase(t testing.TB, prefix string) string {
 	t.Helper()
 	admin := PostgresURL()
@@ -58,7 +59,6 @@ func CreateDatabase(t testing.TB, prefix string) string {
 		t.Fatalf("postgres url: %v", err)
 	}
 	u.Path = "/" + name
-	u.RawQuery = ""
 	return u.String()
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,7 +71,7 @@ func StartUnleash(t testing.TB) *Upstream {
 	t.Helper()
 	node := Node22(t)
 	serverJS := NodePackageFile(t, filepath.Join("unleash-server", "dist", "server.js"))
-	dbURL := CreateDatabase(t, "bunting_compat_unleash")
+	dbURL, _, _ := strings.Cut(CreateDatabase(t, "bunting_compat_unleash"), "?") // DATABASE_SSL says it
 	port := FreePort(t)
 	env := map[string]string{
 		"DATABASE_URL":             dbURL,
