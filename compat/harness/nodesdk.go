@@ -15,9 +15,11 @@ import (
 	"time"
 )
 
-// NodeSDK is the Node SDK (npm unleash-client 6.12.1) run by
-// test/node/compat/node-sdk-driver.js and driven over its stdin/stdout.
+// NodeSDK is an SDK run under Node by a driver script in test/node/compat
+// (node-sdk-driver.js for npm unleash-client 6.12.1, browser-sdk-driver.js
+// for npm unleash-proxy-client 3.8.2) and driven over its stdin/stdout.
 type NodeSDK struct {
+	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	logPath string
@@ -45,24 +47,39 @@ const nodeSDKTimeout = 20 * time.Second
 // API or a proxy's) and waits for its ready event.
 func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	script := filepath.Join(NodeScripts(), "node-sdk-driver.js")
-	s := &NodeSDK{logPath: filepath.Join(t.TempDir(), "node-sdk.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
-	logFile, err := os.Create(s.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cmd = exec.Command(node, script)
-	s.cmd.Env = append(os.Environ(), EnvList(map[string]string{
-		"NODE_PATH":         NodeModules(t),
+	return startDriver(t, "Node SDK", "node-sdk-driver.js", map[string]string{
 		"UNLEASH_URL":       at.URL,
 		"UNLEASH_API_TOKEN": at.Token,
 		"APP_NAME":          appName,
 		"INSTANCE_ID":       appName + "-1",
-	})...)
+	})
+}
+
+// StartBrowserSDK starts the browser SDK (under Node) against a proxy's
+// /proxy endpoint with its client key and waits for its ready event.
+func StartBrowserSDK(t testing.TB, proxy *Proxy, appName string) *NodeSDK {
+	t.Helper()
+	return startDriver(t, "browser SDK", "browser-sdk-driver.js", map[string]string{
+		"PROXY_URL":  proxy.BaseURL + "/proxy",
+		"CLIENT_KEY": proxy.ClientKey,
+		"APP_NAME":   appName,
+	})
+}
+
+func startDriver(t testing.TB, name, script string, env map[string]string) *NodeSDK {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	s := &NodeSDK{name: name, logPath: filepath.Join(t.TempDir(), "driver.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["NODE_PATH"] = NodeModules(t)
+	s.cmd = exec.Command(node, filepath.Join(NodeScripts(), script))
+	s.cmd.Env = append(os.Environ(), EnvList(env)...)
 	s.cmd.Stderr = logFile
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := s.cmd.StdoutPipe()
@@ -73,22 +90,22 @@ func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
 		t.Fatal(err)
 	}
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start the Node SDK driver: %v", err)
+		t.Fatalf("start the %s driver: %v", name, err)
 	}
 	go s.read(stdout, logFile)
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
 			data, _ := os.ReadFile(s.logPath)
-			t.Logf("--- Node SDK driver output:\n%s", data)
+			t.Logf("--- %s driver output:\n%s", name, data)
 		}
 	})
 	select {
 	case <-s.ready:
 	case <-s.exited:
-		t.Fatalf("the Node SDK driver exited before ready; events: %v", s.Events())
+		t.Fatalf("the %s driver exited before ready; events: %v", name, s.Events())
 	case <-time.After(nodeSDKTimeout):
-		t.Fatalf("the Node SDK was not ready within %s; events: %v", nodeSDKTimeout, s.Events())
+		t.Fatalf("the %s was not ready within %s; events: %v", name, nodeSDKTimeout, s.Events())
 	}
 	return s
 }
@@ -152,18 +169,18 @@ func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
 		return driverAnswer{}, err
 	}
 	if _, err := s.stdin.Write(append(data, '\n')); err != nil {
-		return driverAnswer{}, fmt.Errorf("write to the Node SDK driver: %w", err)
+		return driverAnswer{}, fmt.Errorf("write to the %s driver: %w", s.name, err)
 	}
 	select {
 	case ans := <-ch:
 		if ans.Error != "" {
-			return ans, fmt.Errorf("Node SDK driver: %s", ans.Error)
+			return ans, fmt.Errorf("%s driver: %s", s.name, ans.Error)
 		}
 		return ans, nil
 	case <-s.exited:
-		return driverAnswer{}, fmt.Errorf("the Node SDK driver exited; events: %v", s.Events())
+		return driverAnswer{}, fmt.Errorf("the %s driver exited; events: %v", s.name, s.Events())
 	case <-time.After(nodeSDKTimeout):
-		return driverAnswer{}, fmt.Errorf("the Node SDK driver did not answer %s within %s", op, nodeSDKTimeout)
+		return driverAnswer{}, fmt.Errorf("the %s driver did not answer %s within %s", s.name, op, nodeSDKTimeout)
 	}
 }
 
