@@ -81,7 +81,7 @@ func startDriver(t testing.TB, name, script string, env map[string]string) *Node
 	s.cmd = exec.Command(node, filepath.Join(NodeScripts(), script))
 	s.cmd.Env = append(os.Environ(), EnvList(env)...)
 	s.cmd.Stderr = logFile
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
