@@ -3,9 +3,12 @@
 //
 // Configuration comes from the environment: PROXY_URL (the proxy endpoint,
 // ending in /proxy), CLIENT_KEY, APP_NAME. Each "evaluate" command sets the
-// SDK's context with updateContext (which fetches from the proxy) whenever
-// a check's context differs from the current one, then answers isEnabled and
-// getVariant from what the SDK holds.
+// SDK's context with updateContext, which fetches from the proxy, at its
+// start and whenever a check's context differs from the previous one, then
+// answers isEnabled and getVariant from what the SDK holds. Periodic refresh
+// is off: a timed fetch still in flight with the previous context could
+// otherwise land after updateContext's and leave the SDK holding the toggles
+// of the wrong context (the SDK's own race, seen with the reference proxy).
 'use strict';
 
 const readline = require('node:readline');
@@ -28,7 +31,7 @@ const client = new UnleashClient({
   url: requiredEnv('PROXY_URL'),
   clientKey: requiredEnv('CLIENT_KEY'),
   appName: requiredEnv('APP_NAME'),
-  refreshInterval: 1,
+  disableRefresh: true,
   metricsInterval: 1,
   metricsIntervalInitial: 1,
 });
@@ -47,10 +50,9 @@ function toSdkContext(ctx) {
   return out;
 }
 
-let currentContext = null;
-
 async function evaluate(checks) {
   const results = [];
+  let currentContext = null;
   for (const { flag, context } of checks) {
     const key = JSON.stringify(toSdkContext(context));
     if (key !== currentContext) {

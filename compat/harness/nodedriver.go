@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// NodeSDK is an SDK run under Node by a driver script in test/node/compat
+// NodeDriver is an SDK run under Node by a driver script in test/node/compat
 // (node-sdk-driver.js for npm unleash-client 6.12.1, browser-sdk-driver.js
 // for npm unleash-proxy-client 3.8.2) and driven over its stdin/stdout.
-type NodeSDK struct {
+type NodeDriver struct {
 	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
@@ -40,12 +40,12 @@ type driverAnswer struct {
 	Results []Evaluation `json:"results"`
 }
 
-// nodeSDKTimeout bounds one command to the driver and its readiness.
-const nodeSDKTimeout = 20 * time.Second
+// driverTimeout bounds one command to a driver, and its readiness.
+const driverTimeout = 20 * time.Second
 
 // StartNodeSDK starts the Node SDK against an endpoint (an upstream's client
 // API or a proxy's) and waits for its ready event.
-func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
+func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeDriver {
 	t.Helper()
 	return startDriver(t, "Node SDK", "node-sdk-driver.js", map[string]string{
 		"UNLEASH_URL":       at.URL,
@@ -57,7 +57,7 @@ func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
 
 // StartBrowserSDK starts the browser SDK (under Node) against a proxy's
 // /proxy endpoint with its client key and waits for its ready event.
-func StartBrowserSDK(t testing.TB, proxy *Proxy, appName string) *NodeSDK {
+func StartBrowserSDK(t testing.TB, proxy *Proxy, appName string) *NodeDriver {
 	t.Helper()
 	return startDriver(t, "browser SDK", "browser-sdk-driver.js", map[string]string{
 		"PROXY_URL":  proxy.BaseURL + "/proxy",
@@ -66,13 +66,13 @@ func StartBrowserSDK(t testing.TB, proxy *Proxy, appName string) *NodeSDK {
 	})
 }
 
-func startDriver(t testing.TB, name, script string, env map[string]string) *NodeSDK {
+func startDriver(t testing.TB, name, script string, env map[string]string) *NodeDriver {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is not installed: %v", err)
 	}
-	s := &NodeSDK{name: name, logPath: filepath.Join(t.TempDir(), "driver.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
+	s := &NodeDriver{name: name, logPath: filepath.Join(t.TempDir(), "driver.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
 	logFile, err := os.Create(s.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -104,15 +104,15 @@ func startDriver(t testing.TB, name, script string, env map[string]string) *Node
 	case <-s.ready:
 	case <-s.exited:
 		t.Fatalf("the %s driver exited before ready; events: %v", name, s.Events())
-	case <-time.After(nodeSDKTimeout):
-		t.Fatalf("the %s was not ready within %s; events: %v", name, nodeSDKTimeout, s.Events())
+	case <-time.After(driverTimeout):
+		t.Fatalf("the %s was not ready within %s; events: %v", name, driverTimeout, s.Events())
 	}
 	return s
 }
 
 // read dispatches the driver's lines: answers to their command, events to
 // the event list (and the log).
-func (s *NodeSDK) read(stdout io.Reader, log *os.File) {
+func (s *NodeDriver) read(stdout io.Reader, log *os.File) {
 	defer close(s.exited)
 	defer log.Close()
 	scanner := bufio.NewScanner(stdout)
@@ -141,14 +141,14 @@ func (s *NodeSDK) read(stdout io.Reader, log *os.File) {
 }
 
 // Events lists the SDK events seen so far ("ready", "sent", "error …").
-func (s *NodeSDK) Events() []string {
+func (s *NodeDriver) Events() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.events...)
 }
 
 // HasEvent reports whether the SDK emitted the event.
-func (s *NodeSDK) HasEvent(name string) bool {
+func (s *NodeDriver) HasEvent(name string) bool {
 	for _, e := range s.Events() {
 		if e == name || strings.HasPrefix(e, name+" ") {
 			return true
@@ -157,7 +157,7 @@ func (s *NodeSDK) HasEvent(name string) bool {
 	return false
 }
 
-func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
+func (s *NodeDriver) call(op string, checks []Check) (driverAnswer, error) {
 	s.mu.Lock()
 	s.nextID++
 	id := s.nextID
@@ -179,20 +179,20 @@ func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
 		return ans, nil
 	case <-s.exited:
 		return driverAnswer{}, fmt.Errorf("the %s driver exited; events: %v", s.name, s.Events())
-	case <-time.After(nodeSDKTimeout):
-		return driverAnswer{}, fmt.Errorf("the %s driver did not answer %s within %s", s.name, op, nodeSDKTimeout)
+	case <-time.After(driverTimeout):
+		return driverAnswer{}, fmt.Errorf("the %s driver did not answer %s within %s", s.name, op, driverTimeout)
 	}
 }
 
 // Evaluate implements SDK.
-func (s *NodeSDK) Evaluate(checks []Check) ([]Evaluation, error) {
+func (s *NodeDriver) Evaluate(checks []Check) ([]Evaluation, error) {
 	ans, err := s.call("evaluate", checks)
 	return ans.Results, err
 }
 
 // Stop flushes the SDK's metrics and ends the driver (killing it if it does
 // not end in time). It is safe to call more than once.
-func (s *NodeSDK) Stop() {
+func (s *NodeDriver) Stop() {
 	select {
 	case <-s.exited:
 	default:
