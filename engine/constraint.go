@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // operator is a compiled constraint operator.
@@ -79,7 +77,7 @@ type constraint struct {
 	valueSet map[string]struct{} // IN, NOT_IN with many values
 	number   float64             // NUM_*
 	date     time.Time           // DATE_*
-	version  *semver.Version     // SEMVER_*
+	version  semverValue         // SEMVER_*
 	regex    *regexp.Regexp      // REGEX
 	prefixes []netip.Prefix      // IN_CIDR
 }
@@ -116,7 +114,7 @@ func compileConstraint(c Constraint) *constraint {
 		cc.broken = !ok
 	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
 		var ok bool
-		cc.version, ok = parseStrictSemver(c.Value)
+		cc.version, ok = parseSemverOperand(c.Value)
 		cc.broken = !ok
 	case opRegex:
 		pattern := c.Value
@@ -183,7 +181,7 @@ func (c *constraint) test(st *evalState) bool {
 	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
 		return c.testNumber(v)
 	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
-		return c.testSemver(st, v)
+		return c.testSemver(v)
 	case opRegex:
 		return c.regex.MatchString(v)
 	case opInCIDR:
@@ -327,8 +325,8 @@ func (c *constraint) testDate(st *evalState) bool {
 	return t.Before(c.date)
 }
 
-func (c *constraint) testSemver(st *evalState, v string) bool {
-	ver, ok := st.semver(c.field.name, v)
+func (c *constraint) testSemver(v string) bool {
+	ver, ok := parseSemver(v)
 	if !ok {
 		return false
 	}

@@ -3,8 +3,6 @@ package engine
 import (
 	"sync"
 	"time"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // fieldKind says where a context field lives: one of the built-in struct
@@ -81,18 +79,6 @@ func (f field) stickyValue(ctx *Context) (string, bool) {
 	return v, ok && v != ""
 }
 
-// maxCachedSemvers bounds the per-evaluation cache of parsed context semvers.
-const maxCachedSemvers = 4
-
-// cachedSemver is a context field's value parsed as a semver once per
-// evaluation (parsing allocates; comparing does not).
-type cachedSemver struct {
-	name  string
-	raw   string
-	ver   *semver.Version
-	valid bool
-}
-
 // evalState is the per-evaluation scratch state. It lives on the caller's
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
 type evalState struct {
@@ -103,8 +89,6 @@ type evalState struct {
 	nowFunc func() time.Time
 	now     time.Time
 	hasNow  bool
-	semvers [maxCachedSemvers]cachedSemver
-	nsemver int
 }
 
 // Constraint outcomes in evalState.memo.
@@ -145,21 +129,4 @@ func (st *evalState) currentTime() time.Time {
 		st.hasNow = true
 	}
 	return st.now
-}
-
-// semver parses raw (the value of field name) as a strict semver, reusing
-// the result for the rest of this evaluation.
-func (st *evalState) semver(name, raw string) (*semver.Version, bool) {
-	for i := 0; i < st.nsemver; i++ {
-		c := &st.semvers[i]
-		if c.name == name && c.raw == raw {
-			return c.ver, c.valid
-		}
-	}
-	ver, ok := parseStrictSemver(raw)
-	if st.nsemver < maxCachedSemvers {
-		st.semvers[st.nsemver] = cachedSemver{name: name, raw: raw, ver: ver, valid: ok}
-		st.nsemver++
-	}
-	return ver, ok
 }

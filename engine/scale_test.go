@@ -108,8 +108,8 @@ func TestGenerateDeterministic(t *testing.T) {
 }
 
 // TestEvaluateAllAllocations: with a reused result slice, EvaluateAll
-// allocates a small constant per call (parsing the context's semver once),
-// nothing per flag.
+// allocates nothing, whatever the number of flags (on average at most one
+// allocation per call, for when the GC empties the memo pool).
 func TestEvaluateAllAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
@@ -122,12 +122,12 @@ func TestEvaluateAllAllocations(t *testing.T) {
 		perCall[n] = testing.AllocsPerRun(20, func() { dst = snap.EvaluateAll(ctx, dst[:0]) })
 	}
 	for n, allocs := range perCall {
-		if allocs > 4 {
-			t.Errorf("EvaluateAll over %d flags: %v allocations per call, want ≤ 4 whatever the size", n, allocs)
+		if allocs > 1 {
+			t.Errorf("EvaluateAll over %d flags: %v allocations per call, want 0", n, allocs)
 		}
 	}
 	snap := engine.Compile(enginetest.Generate(1000, 1), engine.Options{})
-	if allocs := testing.AllocsPerRun(100, func() { snap.Evaluate(snap.Name(10), ctx) }); allocs > 4 {
+	if allocs := testing.AllocsPerRun(100, func() { snap.Evaluate(snap.Name(10), ctx) }); allocs != 0 {
 		t.Errorf("Evaluate: %v allocations", allocs)
 	}
 }
