@@ -3,6 +3,7 @@ package engine
 import (
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,7 @@ func compileConstraint(c Constraint) *constraint {
 	}
 	switch cc.op {
 	case opIn, opNotIn:
-		cc.values = c.Values
+		cc.values = slices.Clone(c.Values)
 		if len(c.Values) >= setThreshold {
 			cc.valueSet = make(map[string]struct{}, len(c.Values))
 			for _, v := range c.Values {
@@ -99,7 +100,7 @@ func compileConstraint(c Constraint) *constraint {
 			}
 		}
 	case opStrStartsWith, opStrEndsWith, opStrContains:
-		cc.values = c.Values
+		cc.values = slices.Clone(c.Values)
 		if c.CaseInsensitive {
 			cc.values = make([]string, len(c.Values))
 			for i, v := range c.Values {

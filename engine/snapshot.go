@@ -67,6 +67,8 @@ func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
 // Compile turns a client features payload into a Snapshot. It never fails:
 // invalid constraint values compile to constraints that do not match (with
 // the inversion semantics of the reference), unknown strategies to false.
+// Evaluation never reads cf after Compile returns (only Features hands it
+// back), so later changes to cf do not change results.
 // A nil payload gives an empty snapshot. When several flags share a name,
 // Index and Evaluate use the last one (as SDKs do); EvaluateAll returns
 // them all.
@@ -152,7 +154,7 @@ func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {
 		out[i] = dependency{
 			parent:      parent,
 			wantEnabled: d.Enabled == nil || *d.Enabled,
-			variants:    d.Variants,
+			variants:    slices.Clone(d.Variants),
 		}
 	}
 	return out

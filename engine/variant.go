@@ -1,6 +1,9 @@
 package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"slices"
+)
 
 // Shared variants every snapshot starts with.
 const (
@@ -46,7 +49,7 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 			total = min(total, maxTotal)
 		}
 		for _, o := range v.Overrides {
-			vl.overrides = append(vl.overrides, override{field: newField(o.ContextName), values: o.Values, variant: rv})
+			vl.overrides = append(vl.overrides, override{field: newField(o.ContextName), values: slices.Clone(o.Values), variant: rv})
 		}
 	}
 	vl.totalWeight = uint32(total)
