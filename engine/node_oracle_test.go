@@ -59,6 +59,9 @@ type nodeContext struct {
 // matches IPv4 subnets only) and variants picked at random (stickiness on
 // a field the context lacks).
 func TestAgreesWithNodeSDK(t *testing.T) {
+	if raceEnabled {
+		t.Skip("runs in the plain pass; nothing here is concurrent")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		requireFixtures(t, "node (Node.js)")
