@@ -32,6 +32,7 @@ const (
 	KindRateLimited
 	KindMethodNotAllowed
 	KindUnavailable
+	KindNotImplemented
 )
 
 var kindInfo = map[Kind]struct {
@@ -49,6 +50,7 @@ var kindInfo = map[Kind]struct {
 	KindRateLimited:          {http.StatusTooManyRequests, "RateLimitError"},
 	KindMethodNotAllowed:     {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
 	KindUnavailable:          {http.StatusServiceUnavailable, "ServiceUnavailableError"},
+	KindNotImplemented:       {http.StatusNotImplemented, "NotImplementedError"},
 }
 
 // Error is a domain error with a kind and a message for the caller.
@@ -120,6 +122,15 @@ func RateLimited(retryAfter int, format string, args ...any) *Error {
 	e := newf(KindRateLimited, format, args...)
 	e.RetryAfter = retryAfter
 	return e
+}
+
+// Unavailable reports a service that cannot answer yet (for example a proxy
+// that has not synced with its upstream).
+func Unavailable(format string, args ...any) *Error { return newf(KindUnavailable, format, args...) }
+
+// NotImplemented reports an endpoint that is switched off by configuration.
+func NotImplemented(format string, args ...any) *Error {
+	return newf(KindNotImplemented, format, args...)
 }
 
 // Internal wraps an unexpected failure. The cause is logged; the caller

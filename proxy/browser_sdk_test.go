@@ -1,0 +1,93 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// nodeModules finds test/node/node_modules ($BUNTING_NODE_MODULES first).
+// Without node or the modules the test skips, or fails when
+// BUNTING_REQUIRE_FIXTURES=1.
+func nodeModules(t *testing.T) (node, dir string) {
+	t.Helper()
+	missing := func(msg string) {
+		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	mods := os.Getenv("BUNTING_NODE_MODULES")
+	if mods == "" {
+		_, file, _, _ := runtime.Caller(0)
+		mods = filepath.Join(filepath.Dir(file), "..", "test", "node", "node_modules")
+	}
+	if _, err := os.Stat(filepath.Join(mods, "unleash-proxy-client", "package.json")); err != nil {
+		missing("unleash-proxy-client is not installed in " + mods + ": run make node-deps")
+	}
+	return node, mods
+}
+
+// TestBrowserSDK runs the real browser SDK (unleash-proxy-client 3.8.2)
+// under Node against the proxy: it becomes ready, reads flags and
+// variants, sees an upstream change, and its metrics arrive upstream.
+func TestBrowserSDK(t *testing.T) {
+	node, mods := nodeModules(t)
+	for _, usePOST := range []string{"0", "1"} {
+		t.Run("usePOST="+usePOST, func(t *testing.T) {
+			u := newFakeUpstream(t, fixture)
+			cfg := testConfig(u)
+			cfg.MetricsInterval = 200 * time.Millisecond
+			r := startReady(t, cfg)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			script := filepath.Join(filepath.Dir(mods), "proxy-client.js")
+			cmd := exec.CommandContext(ctx, node, script)
+			cmd.Dir = filepath.Dir(mods)
+			cmd.Env = append(os.Environ(), "NODE_PATH="+mods, "PROXY_URL="+r.srv.URL+"/proxy", "CLIENT_KEY="+clientKey, "USE_POST="+usePOST)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			cmd.Stderr = testWriter{t}
+			require.NoError(t, cmd.Start())
+			lines := bufio.NewScanner(stdout)
+			var seen []string
+			for lines.Scan() {
+				line := lines.Text()
+				t.Log("sdk:", line)
+				seen = append(seen, line)
+				require.False(t, strings.HasPrefix(line, "FAIL"), line)
+				if line == "READY" {
+					u.setPayload(bootstrapPayload)
+				}
+			}
+			require.NoError(t, cmd.Wait())
+			assert.Equal(t, []string{"READY", "UPDATED", "SENT"}, seen)
+
+			// The proxy never returns disabled-flag to this SDK, so a "no"
+			// for it upstream can only come from the SDK's own metrics.
+			eventually(t, "the SDK's counts upstream", func() bool {
+				for _, m := range u.metricsPosts() {
+					b := m["bucket"].(map[string]any)
+					if tc, ok := b["toggles"].(map[string]any)["disabled-flag"].(map[string]any); ok && tc["no"].(float64) >= 1 {
+						return true
+					}
+				}
+				return false
+			})
+		})
+	}
+}

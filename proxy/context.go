@@ -1,0 +1,149 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+// Standard context fields, as bits for duplicate detection.
+const (
+	fieldAppName = 1 << iota
+	fieldEnvironment
+	fieldUserID
+	fieldSessionID
+	fieldRemoteAddress
+	fieldCurrentTime
+)
+
+// standardField returns the struct field for a built-in context name.
+func standardField(ctx *engine.Context, key string) (*string, int) {
+	switch key {
+	case "appName":
+		return &ctx.AppName, fieldAppName
+	case "environment":
+		return &ctx.Environment, fieldEnvironment
+	case "userId":
+		return &ctx.UserID, fieldUserID
+	case "sessionId":
+		return &ctx.SessionID, fieldSessionID
+	case "remoteAddress":
+		return &ctx.RemoteAddress, fieldRemoteAddress
+	case "currentTime":
+		return &ctx.CurrentTime, fieldCurrentTime
+	}
+	return nil, 0
+}
+
+// parseQueryContext reads the context the browser SDK sends as a query
+// string: built-in fields at the top level, custom ones as
+// properties[name]=value, and other top-level keys as properties (an
+// explicit properties[name] wins over a top-level name).
+func parseQueryContext(raw string, ctx *engine.Context) error {
+	seen := 0
+	for raw != "" {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		key, err := unescape(k)
+		if err != nil {
+			return apierr.Validation("query parameter %q is not valid URL encoding", k)
+		}
+		val, err := unescape(v)
+		if err != nil {
+			return apierr.Validation("the value of query parameter %q is not valid URL encoding", key)
+		}
+		if err := setQueryField(ctx, &seen, key, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setQueryField(ctx *engine.Context, seen *int, key, val string) error {
+	if f, bit := standardField(ctx, key); f != nil {
+		if *seen&bit != 0 {
+			return apierr.Validation("query parameter %q must be a string, not repeated", key)
+		}
+		*seen |= bit
+		*f = val
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(key, "properties"); ok && rest != "" && rest[0] == '[' {
+		name, ok := strings.CutSuffix(rest[1:], "]")
+		if !ok || name == "" || strings.ContainsAny(name, "[]") {
+			return apierr.Validation("query parameter %q: properties must map names to strings", key)
+		}
+		if val != "" {
+			setProperty(ctx, name, val)
+		}
+		return nil
+	}
+	if key == "properties" {
+		return apierr.Validation("query parameter \"properties\" must be an object: use properties[name]=value")
+	}
+	if strings.ContainsAny(key, "[]") {
+		return apierr.Validation("query parameter %q must be a string", key)
+	}
+	if val != "" {
+		if _, exists := ctx.Properties[key]; !exists {
+			setProperty(ctx, key, val)
+		}
+	}
+	return nil
+}
+
+func setProperty(ctx *engine.Context, name, val string) {
+	if ctx.Properties == nil {
+		ctx.Properties = make(map[string]string, 4)
+	}
+	ctx.Properties[name] = val
+}
+
+func unescape(s string) (string, error) {
+	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
+		return s, nil
+	}
+	return url.QueryUnescape(s)
+}
+
+func syntaxError(body []byte) error {
+	var v any
+	err := json.Unmarshal(body, &v)
+	msg := "invalid JSON"
+	if err != nil {
+		msg = err.Error()
+	}
+	return apierr.Validation("we were unable to parse the data you provided, please check it for syntax errors: %s", msg)
+}
+
+// normaliseCurrentTime drops a currentTime that is not a date, as the
+// reference does, and turns a date-only value into a time.
+func normaliseCurrentTime(ctx *engine.Context) {
+	t := ctx.CurrentTime
+	if t == "" {
+		return
+	}
+	if _, err := time.Parse(time.RFC3339Nano, t); err == nil {
+		return
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02", "2006-01-02T15:04"} {
+		if p, err := time.ParseInLocation(layout, t, time.UTC); err == nil {
+			ctx.CurrentTime = p.Format(time.RFC3339Nano)
+			return
+		}
+	}
+	if ms, err := strconv.ParseInt(t, 10, 64); err == nil {
+		ctx.CurrentTime = time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+		return
+	}
+	ctx.CurrentTime = ""
+}

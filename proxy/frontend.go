@@ -1,0 +1,405 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+// FrontendOptions configure the evaluation endpoints that front-end SDKs
+// call. The server mounts them at /api/frontend, the proxy at /proxy.
+type FrontendOptions struct {
+	// Snapshot picks the snapshot for a request; it may reject the
+	// request with an apierr error (for example an unknown token).
+	Snapshot func(r *http.Request) (*engine.Snapshot, error)
+	// EnableAll serves "/all"; otherwise "/all" answers 501.
+	EnableAll bool
+	// Usage counts every evaluation returned to a client; may be nil.
+	Usage *Usage
+	// Complete finishes the context of a request after it was parsed
+	// (remote address, forced environment, default appName, enrichers);
+	// may be nil.
+	Complete func(r *http.Request, ctx *engine.Context) error
+	// MaxBodyBytes limits POST bodies; 0 means 100 kB.
+	MaxBodyBytes int64
+	// Logger receives internal errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// FrontendHandler serves GET/HEAD/POST "" and "/all" relative to where it
+// is mounted (strip the prefix first, e.g. with http.StripPrefix).
+type FrontendHandler struct {
+	opts  FrontendOptions
+	cache atomic.Pointer[[]*snapshotState]
+}
+
+// NewFrontendHandler builds the evaluation endpoints.
+func NewFrontendHandler(opts FrontendOptions) *FrontendHandler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 100 * 1024
+	}
+	return &FrontendHandler{opts: opts}
+}
+
+// ServeHTTP serves "", "/", "/all" and "/all/".
+func (h *FrontendHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimSuffix(r.URL.Path, "/") {
+	case "":
+		h.serve(w, r, false)
+	case "/all":
+		h.serve(w, r, true)
+	default:
+		apierr.Write(w, r, h.opts.Logger, apierr.NotFound("no route for %s %s", r.Method, r.URL.Path))
+	}
+}
+
+// snapshotState is what the handler precomputes per snapshot.
+type snapshotState struct {
+	snap  *engine.Snapshot
+	enc   *encoding
+	usage *snapshotUsage
+}
+
+// cacheSize bounds the snapshots whose encodings are kept (the server
+// serves one snapshot per environment).
+const cacheSize = 16
+
+func (h *FrontendHandler) state(s *engine.Snapshot) *snapshotState {
+	for {
+		cur := h.cache.Load()
+		if cur != nil {
+			for _, st := range *cur {
+				if st.snap == s {
+					return st
+				}
+			}
+		}
+		st := &snapshotState{snap: s, enc: newEncoding(s)}
+		if h.opts.Usage != nil {
+			st.usage = h.opts.Usage.forSnapshot(s)
+		}
+		next := []*snapshotState{st}
+		if cur != nil {
+			next = append(next, (*cur)[:min(len(*cur), cacheSize-1)]...)
+		}
+		if h.cache.CompareAndSwap(cur, &next) {
+			return st
+		}
+	}
+}
+
+var (
+	resultPool = sync.Pool{New: func() any { s := make([]engine.Result, 0, 128); return &s }}
+	bufPool    = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+)
+
+func (h *FrontendHandler) serve(w http.ResponseWriter, r *http.Request, all bool) {
+	if all && !h.opts.EnableAll {
+		apierr.Write(w, r, h.opts.Logger, apierr.NotImplemented("The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`."))
+		return
+	}
+	var ctx engine.Context
+	var names []string
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if err := parseQueryContext(r.URL.RawQuery, &ctx); err != nil {
+			apierr.Write(w, r, h.opts.Logger, err)
+			return
+		}
+	case http.MethodPost:
+		var err error
+		if names, err = h.readPost(w, r, &ctx); err != nil {
+			apierr.Write(w, r, h.opts.Logger, err)
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		apierr.Write(w, r, h.opts.Logger, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "method " + r.Method + " is not allowed here"})
+		return
+	}
+	normaliseCurrentTime(&ctx)
+	snap, err := h.opts.Snapshot(r)
+	if err != nil {
+		apierr.Write(w, r, h.opts.Logger, err)
+		return
+	}
+	if h.opts.Complete != nil {
+		if err := h.opts.Complete(r, &ctx); err != nil {
+			apierr.Write(w, r, h.opts.Logger, err)
+			return
+		}
+	}
+	h.respond(w, r, h.state(snap), &ctx, names, all)
+}
+
+// readPost checks the content type, reads the body within the limit and
+// parses it.
+func (h *FrontendHandler) readPost(w http.ResponseWriter, r *http.Request, ctx *engine.Context) ([]string, error) {
+	if err := checkJSONContentType(r); err != nil {
+		return nil, err
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	body, err := readBody(w, r, h.opts.MaxBodyBytes, (*bp)[:0])
+	*bp = body[:0]
+	if err != nil {
+		return nil, err
+	}
+	return parsePostBody(body, ctx)
+}
+
+// checkJSONContentType rejects bodies that are not JSON; a body without a
+// Content-Type is taken as JSON.
+func checkJSONContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || (r.ContentLength == 0 && len(r.TransferEncoding) == 0) {
+		return nil
+	}
+	if strings.HasPrefix(ct, "application/json") && (len(ct) == 16 || ct[16] == ';' || ct[16] == ' ') {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	return apierr.UnsupportedMediaType("the body must be application/json, not %q", ct)
+}
+
+// readBody reads the whole body into buf, failing with 413 past limit.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
+	if r.ContentLength > limit {
+		return buf, apierr.TooLarge("the request body is larger than the limit of %d bytes", limit)
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, apierr.From(err)
+		}
+	}
+}
+
+// respond evaluates and writes the toggles.
+func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *snapshotState, ctx *engine.Context, names []string, all bool) {
+	rp := resultPool.Get().(*[]engine.Result)
+	results := (*rp)[:0]
+	bp := bufPool.Get().(*[]byte)
+	buf := append((*bp)[:0], `{"toggles":[`...)
+	if names != nil {
+		for _, name := range names {
+			res := st.snap.Evaluate(name, ctx)
+			if res.Found {
+				results = append(results, res)
+				buf = st.enc.appendToggle(buf, &res)
+			} else {
+				buf = appendUnknownToggle(buf, name)
+				if h.opts.Usage != nil {
+					h.opts.Usage.RecordUnknown(name, 1)
+				}
+			}
+			buf = append(buf, ',')
+		}
+	} else {
+		results = st.snap.EvaluateAll(ctx, results)
+		n := 0
+		for i := range results {
+			if all || results[i].Enabled {
+				buf = st.enc.appendToggle(buf, &results[i])
+				buf = append(buf, ',')
+				results[n] = results[i]
+				n++
+			}
+		}
+		results = results[:n]
+	}
+	if buf[len(buf)-1] == ',' {
+		buf = buf[:len(buf)-1]
+	}
+	buf = append(buf, "]}"...)
+	if st.usage != nil {
+		st.usage.record(results)
+	}
+	writeJSON(w, r, buf, true)
+	// Results point into the snapshot only, so they are not cleared.
+	*rp = results[:0]
+	resultPool.Put(rp)
+	*bp = buf[:0]
+	bufPool.Put(bp)
+}
+
+// Shared header values (never modified).
+var (
+	headerJSON         = []string{"application/json; charset=utf-8"}
+	headerCacheControl = []string{"public, max-age=2"}
+)
+
+// writeJSON sends body with a weak ETag, answering 304 to a matching
+// If-None-Match on GET and HEAD.
+func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, cacheable bool) {
+	h := w.Header()
+	etag := weakETag(body)
+	h["Etag"] = []string{etag}
+	if cacheable {
+		h["Cache-Control"] = headerCacheControl
+	}
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && notModified(r, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Type"] = headerJSON
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// weakETag is W/"<length hex>-<crc32c><crc32>" of the body: two
+// hardware-accelerated checksums, fast even for large responses.
+func weakETag(body []byte) string {
+	var b [48]byte
+	out := append(b[:0], `W/"`...)
+	out = strconv.AppendUint(out, uint64(len(body)), 16)
+	out = append(out, '-')
+	out = appendHex32(out, crc32.Checksum(body, castagnoli))
+	out = appendHex32(out, crc32.ChecksumIEEE(body))
+	out = append(out, '"')
+	return string(out)
+}
+
+func appendHex32(b []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, digits[(v>>uint(shift))&0xf])
+	}
+	return b
+}
+
+// notModified compares If-None-Match weakly with etag, as Express does:
+// "*" matches, lists are allowed, and Cache-Control: no-cache disables it.
+func notModified(r *http.Request, etag string) bool {
+	inm := r.Header["If-None-Match"]
+	if len(inm) == 0 {
+		return false
+	}
+	if cc := r.Header.Get("Cache-Control"); cc != "" && strings.Contains(cc, "no-cache") {
+		return false
+	}
+	want := strings.TrimPrefix(etag, "W/")
+	for _, line := range inm {
+		for _, tag := range strings.Split(line, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || strings.TrimPrefix(tag, "W/") == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// encoding holds a snapshot's precomputed JSON fragments.
+type encoding struct {
+	// heads[i] is `{"name":"<flag i>","enabled":`.
+	heads [][]byte
+	// variants[id] is `,"variant":{…},"impressionData":`.
+	variants [][]byte
+	// impression[i] is the flag's impressionData.
+	impression []bool
+}
+
+func newEncoding(s *engine.Snapshot) *encoding {
+	e := &encoding{heads: make([][]byte, s.Len()), variants: make([][]byte, s.VariantCount()), impression: make([]bool, s.Len())}
+	imp := map[string]bool{}
+	if cf := s.Features(); cf != nil {
+		for _, f := range cf.Features {
+			imp[f.Name] = f.ImpressionData
+		}
+	}
+	for i := range e.heads {
+		name := s.Name(i)
+		b := append([]byte(`{"name":`), jsonString(name)...)
+		e.heads[i] = append(b, `,"enabled":`...)
+		e.impression[i] = imp[name]
+	}
+	for id := range e.variants {
+		e.variants[id] = append(appendVariant([]byte(`,"variant":`), s.Variant(id)), `,"impressionData":`...)
+	}
+	return e
+}
+
+func (e *encoding) appendToggle(buf []byte, res *engine.Result) []byte {
+	buf = append(buf, e.heads[res.Index]...)
+	if res.Enabled {
+		buf = append(buf, "true"...)
+	} else {
+		buf = append(buf, "false"...)
+	}
+	if res.Variant != nil && res.Variant.ID >= 0 && res.Variant.ID < len(e.variants) {
+		buf = append(buf, e.variants[res.Variant.ID]...)
+	} else {
+		buf = appendVariant(append(buf, `,"variant":`...), res.Variant)
+		buf = append(buf, `,"impressionData":`...)
+	}
+	if res.ImpressionData || e.impression[res.Index] {
+		return append(buf, "true}"...)
+	}
+	return append(buf, "false}"...)
+}
+
+// appendVariant writes a variant in the reference's key order; nil is the
+// disabled fallback of a disabled flag.
+func appendVariant(b []byte, v *engine.ResultVariant) []byte {
+	if v == nil {
+		return append(b, `{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false}`...)
+	}
+	b = append(b, `{"name":`...)
+	b = append(b, jsonString(v.Name)...)
+	if v.Payload != nil {
+		b = append(b, `,"payload":{"type":`...)
+		b = append(b, jsonString(v.Payload.Type)...)
+		b = append(b, `,"value":`...)
+		b = append(b, jsonString(v.Payload.Value)...)
+		b = append(b, '}')
+	}
+	b = append(b, `,"enabled":`...)
+	b = strconv.AppendBool(b, v.Enabled)
+	b = append(b, `,"feature_enabled":`...)
+	b = strconv.AppendBool(b, v.FeatureEnabled)
+	b = append(b, `,"featureEnabled":`...)
+	b = strconv.AppendBool(b, v.FeatureEnabled)
+	return append(b, '}')
+}
+
+// appendUnknownToggle writes a name the snapshot does not know.
+func appendUnknownToggle(buf []byte, name string) []byte {
+	buf = append(buf, `{"name":`...)
+	buf = append(buf, jsonString(name)...)
+	return append(buf, `,"enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false},"impressionData":false}`...)
+}
+
+func jsonString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,258 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/upstream"
+)
+
+// maxFailures caps the backoff multiplier, as the reference does.
+const maxFailures = 10
+
+// unauthorizedFactor slows polling after a 401/403: upstream refuses the
+// token, but an operator may fix it, so polling never stops.
+const unauthorizedFactor = 12
+
+// Run syncs with upstream every refreshInterval and posts usage metrics
+// every metricsInterval until ctx ends. It returns nil on cancellation.
+func (p *Proxy) Run(ctx context.Context) error {
+	done := make(chan struct{}, 2)
+	go func() { p.metricsLoop(ctx); done <- struct{}{} }()
+	if p.cfg.ExpBootstrap.URL != "" && !p.Ready() {
+		go func() { p.bootstrap(ctx); done <- struct{}{} }()
+	} else {
+		done <- struct{}{}
+	}
+	p.syncLoop(ctx)
+	<-done
+	<-done
+	return nil
+}
+
+func (p *Proxy) syncLoop(ctx context.Context) {
+	failures := 0
+	etag := ""
+	for {
+		var err error
+		etag, err = p.syncOnce(ctx, etag)
+		delay := p.cfg.RefreshInterval
+		switch {
+		case err == nil:
+			failures = max(failures-1, 0)
+			delay *= time.Duration(1 + failures)
+		case ctx.Err() != nil:
+			return
+		case upstream.IsUnauthorized(err):
+			delay *= unauthorizedFactor
+			p.log.Error("upstream refuses the API token (upstreamApiToken, UPSTREAM_API_TOKEN); still serving the last configuration and retrying slowly",
+				"err", err, "retryIn", delay.String(), "ready", p.Ready())
+		default:
+			failures = min(failures+1, maxFailures)
+			delay *= time.Duration(1 + failures)
+			p.log.Warn("upstream sync failed; still serving the last configuration", "err", err, "retryIn", delay.String(), "ready", p.Ready())
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// syncOnce fetches once and installs a changed configuration.
+func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
+	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastRaw)
+	if err != nil {
+		result := "error"
+		if upstream.IsUnauthorized(err) {
+			result = "unauthorized"
+		}
+		p.metrics.syncResult(result, false, false)
+		return etag, err
+	}
+	if f.Features == nil {
+		// 304, or the same bytes: the served snapshot stays (a 304 to a
+		// backup-started proxy is impossible: it sends no ETag yet).
+		p.metrics.syncResult("unchanged", true, false)
+		if p.snapshot.Load() != nil {
+			p.fromAPI.Store(true)
+		}
+		return f.ETag, nil
+	}
+	p.fromAPI.Store(true)
+	p.lastRaw = f.Raw
+	p.install(p.compile(f.Features), "upstream")
+	p.metrics.syncResult("changed", true, true)
+	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
+	if p.storage != nil {
+		if err := p.storage.Set(ctx, p.backupKey(), f.Raw); err != nil {
+			p.log.Warn("could not save the backup", "err", err)
+		}
+	}
+	return f.ETag, nil
+}
+
+// loadBackup serves the stored payload until upstream answers.
+func (p *Proxy) loadBackup() {
+	if p.storage == nil {
+		return
+	}
+	raw, err := p.storage.Get(context.Background(), p.backupKey())
+	if err != nil {
+		p.log.Warn("could not read the backup", "err", err)
+		return
+	}
+	if len(raw) == 0 {
+		return
+	}
+	cf, err := upstream.DecodeFeatures(raw)
+	if err != nil {
+		p.log.Warn("ignoring an unreadable backup", "err", err)
+		return
+	}
+	if len(cf.Features) == 0 {
+		return
+	}
+	p.lastRaw = raw
+	p.install(p.compile(cf), "backup")
+}
+
+// bootstrap loads expBootstrap.url unless upstream answers first.
+func (p *Proxy) bootstrap(ctx context.Context) {
+	hdr := http.Header{}
+	if a := p.cfg.ExpBootstrap.Authorization; a != "" {
+		hdr.Set("Authorization", a)
+	}
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Duration(attempt) * time.Second):
+			}
+		}
+		var f upstream.Fetched
+		f, err = p.upstream.FetchURL(ctx, p.cfg.ExpBootstrap.URL, hdr)
+		if err == nil && f.Features != nil {
+			if p.fromAPI.Load() {
+				return
+			}
+			p.install(p.compile(f.Features), "bootstrap")
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	p.log.Warn("bootstrap failed", "url", p.cfg.ExpBootstrap.URL, "err", err)
+}
+
+// metricsLoop registers once the proxy is ready and then posts usage
+// every metricsInterval plus jitter. A failed post keeps its counts.
+func (p *Proxy) metricsLoop(ctx context.Context) {
+	if p.cfg.MetricsInterval <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-p.readyCh:
+	}
+	p.register(ctx)
+	failures := 0
+	for {
+		delay := p.cfg.MetricsInterval
+		if j := p.cfg.MetricsJitter; j > 0 {
+			delay += rand.N(j + 1)
+		}
+		delay *= time.Duration(1 + failures)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			p.finalFlush()
+			return
+		case <-t.C:
+		}
+		if err := p.postMetrics(ctx); err != nil {
+			failures = min(failures+1, maxFailures)
+			p.log.Warn("posting usage metrics failed; counts kept for the next post", "err", err)
+		} else {
+			failures = max(failures-1, 0)
+		}
+	}
+}
+
+func (p *Proxy) register(ctx context.Context) {
+	names := append([]string{"default", "applicationHostname", "gradualRolloutRandom", "gradualRolloutUserId",
+		"gradualRolloutSessionId", "userWithId", "remoteAddress", "flexibleRollout"}, p.strategyNames()...)
+	err := p.upstream.Register(ctx, upstream.Registration{
+		AppName:         p.cfg.UpstreamAppName,
+		InstanceID:      p.instanceID,
+		ConnectionID:    p.upstreamConfig().ConnectionID,
+		SDKVersion:      "bunting-proxy:" + Version,
+		Strategies:      names,
+		Started:         p.started.UTC(),
+		Interval:        p.cfg.MetricsInterval.Milliseconds(),
+		Environment:     p.cfg.Environment,
+		PlatformName:    "go",
+		PlatformVersion: runtime.Version(),
+		SpecVersion:     upstream.SpecVersion,
+	})
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn("registering with upstream failed", "err", err)
+	}
+}
+
+// postMetrics sends the current bucket; on failure the counts go back.
+func (p *Proxy) postMetrics(ctx context.Context) error {
+	b := p.usage.Flush()
+	if b.Empty() {
+		return nil
+	}
+	err := p.upstream.PostMetrics(ctx, upstream.Metrics{
+		AppName:         p.cfg.UpstreamAppName,
+		InstanceID:      p.instanceID,
+		ConnectionID:    p.upstreamConfig().ConnectionID,
+		Bucket:          &b,
+		Environment:     p.cfg.Environment,
+		PlatformName:    "go",
+		PlatformVersion: runtime.Version(),
+		SpecVersion:     upstream.SpecVersion,
+	})
+	if err != nil {
+		p.usage.Restore(b)
+		p.metrics.posts.WithLabelValues("error").Inc()
+		return err
+	}
+	p.metrics.posts.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// finalFlush posts what is left when the proxy stops, briefly.
+func (p *Proxy) finalFlush() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := p.postMetrics(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		p.log.Warn("final usage metrics post failed", "err", err)
+	}
+}
+
+// backupKey names the stored backup: the app name, as the reference does,
+// plus a short hash of the upstream and its filters, so a proxy never
+// starts from a configuration made for another upstream or filter.
+func (p *Proxy) backupKey() string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%s|%s|%v", p.cfg.UpstreamURL, p.cfg.ProjectName, p.cfg.NamePrefix, p.cfg.Tags)
+	return fmt.Sprintf("%s-%08x", p.cfg.UpstreamAppName, h.Sum32())
+}

@@ -1,0 +1,216 @@
+package proxy
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/bunting-flags/bunting/engine"
+)
+
+// ToggleCount is the usage of one flag in a metrics bucket.
+type ToggleCount struct {
+	Yes      int64            `json:"yes"`
+	No       int64            `json:"no"`
+	Variants map[string]int64 `json:"variants"`
+}
+
+// Bucket is the usage collected between two metrics posts, in the
+// client-metrics format.
+type Bucket struct {
+	Start   time.Time               `json:"start"`
+	Stop    time.Time               `json:"stop"`
+	Toggles map[string]*ToggleCount `json:"toggles"`
+}
+
+// Empty reports whether the bucket holds no counts.
+func (b *Bucket) Empty() bool { return len(b.Toggles) == 0 }
+
+func (b *Bucket) toggle(name string) *ToggleCount {
+	t := b.Toggles[name]
+	if t == nil {
+		t = &ToggleCount{Variants: map[string]int64{}}
+		b.Toggles[name] = t
+	}
+	return t
+}
+
+// add merges counts into the bucket.
+func (b *Bucket) add(name string, yes, no int64, variants map[string]int64) {
+	t := b.toggle(name)
+	t.Yes += yes
+	t.No += no
+	for v, n := range variants {
+		t.Variants[v] += n
+	}
+}
+
+// Usage counts flag evaluations for the upstream metrics post. Recording
+// is cheap and lock-light: each snapshot gets sharded counters indexed by
+// flag position, so a request touches plain integers under an uncontended
+// shard lock. Usage is safe for concurrent use.
+type Usage struct {
+	now func() time.Time
+
+	mu        sync.Mutex
+	start     time.Time
+	extra     Bucket // names outside any snapshot, SDK posts, restored buckets
+	snapshots []*snapshotUsage
+}
+
+// NewUsage returns an empty usage counter.
+func NewUsage() *Usage {
+	u := &Usage{now: time.Now}
+	u.start = u.now()
+	u.extra.Toggles = map[string]*ToggleCount{}
+	return u
+}
+
+// snapshotUsage holds the counters of one snapshot.
+type snapshotUsage struct {
+	snap   *engine.Snapshot
+	shards []usageShard
+}
+
+type usageShard struct {
+	mu       sync.Mutex
+	dirty    bool
+	yes, no  []uint32
+	variants map[uint64]uint32 // flag index << 32 | variant ID
+	_        [64]byte          // keep shards on separate cache lines
+}
+
+func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
+	n := 2 * runtime.GOMAXPROCS(0)
+	su := &snapshotUsage{snap: s, shards: make([]usageShard, n)}
+	for i := range su.shards {
+		su.shards[i].yes = make([]uint32, s.Len())
+		su.shards[i].no = make([]uint32, s.Len())
+	}
+	u.mu.Lock()
+	u.snapshots = append(u.snapshots, su)
+	u.mu.Unlock()
+	return su
+}
+
+// lock takes a free shard, starting at a random one.
+func (su *snapshotUsage) lock() *usageShard {
+	n := len(su.shards)
+	i := int(rand.Uint32()) % n
+	for range n {
+		sh := &su.shards[i]
+		if sh.mu.TryLock() {
+			return sh
+		}
+		i = (i + 1) % n
+	}
+	sh := &su.shards[i]
+	sh.mu.Lock()
+	return sh
+}
+
+// record counts results; only Found results are counted here.
+func (su *snapshotUsage) record(results []engine.Result) {
+	sh := su.lock()
+	sh.dirty = true
+	for i := range results {
+		r := &results[i]
+		if r.Index < 0 || r.Index >= len(sh.yes) {
+			continue
+		}
+		if r.Enabled {
+			sh.yes[r.Index]++
+		} else {
+			sh.no[r.Index]++
+		}
+		if v := r.Variant; v != nil && v.Enabled {
+			if sh.variants == nil {
+				sh.variants = map[uint64]uint32{}
+			}
+			sh.variants[uint64(r.Index)<<32|uint64(uint32(v.ID))]++
+		}
+	}
+	sh.mu.Unlock()
+}
+
+// drain moves the counters into b and reports whether any were set.
+func (su *snapshotUsage) drain(b *Bucket) bool {
+	touched := false
+	for i := range su.shards {
+		sh := &su.shards[i]
+		sh.mu.Lock()
+		if sh.dirty {
+			touched = true
+			sh.dirty = false
+			for idx := range sh.yes {
+				if y, n := sh.yes[idx], sh.no[idx]; y != 0 || n != 0 {
+					t := b.toggle(su.snap.Name(idx))
+					t.Yes += int64(y)
+					t.No += int64(n)
+					sh.yes[idx], sh.no[idx] = 0, 0
+				}
+			}
+			for key, n := range sh.variants {
+				idx, id := int(key>>32), int(uint32(key))
+				b.toggle(su.snap.Name(idx)).Variants[su.snap.Variant(id).Name] += int64(n)
+			}
+			clear(sh.variants)
+		}
+		sh.mu.Unlock()
+	}
+	return touched
+}
+
+// RecordUnknown counts evaluations of names outside any snapshot (always
+// "no").
+func (u *Usage) RecordUnknown(name string, count int64) {
+	u.mu.Lock()
+	u.extra.add(name, 0, count, nil)
+	u.mu.Unlock()
+}
+
+// Add merges counts posted by an SDK.
+func (u *Usage) Add(name string, yes, no int64, variants map[string]int64) {
+	u.mu.Lock()
+	u.extra.add(name, yes, no, variants)
+	u.mu.Unlock()
+}
+
+// keepSnapshots is how many idle snapshot counters survive a flush.
+const keepSnapshots = 8
+
+// Flush returns the counts collected since the last flush and starts a
+// new bucket.
+func (u *Usage) Flush() Bucket {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	b := u.extra
+	b.Stop = u.now()
+	b.Start = u.start
+	u.extra = Bucket{Toggles: map[string]*ToggleCount{}}
+	u.start = b.Stop
+	kept := u.snapshots[:0]
+	for i, su := range u.snapshots {
+		touched := su.drain(&b)
+		if touched || i >= len(u.snapshots)-keepSnapshots {
+			kept = append(kept, su)
+		}
+	}
+	clear(u.snapshots[len(kept):])
+	u.snapshots = kept
+	return b
+}
+
+// Restore puts back a bucket whose post failed, so its counts go with the
+// next one; the bucket's start becomes the start of the current one.
+func (u *Usage) Restore(b Bucket) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for name, t := range b.Toggles {
+		u.extra.add(name, t.Yes, t.No, t.Variants)
+	}
+	if !b.Start.IsZero() && b.Start.Before(u.start) {
+		u.start = b.Start
+	}
+}
