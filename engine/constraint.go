@@ -83,9 +83,9 @@ type constraint struct {
 	prefixes []netip.Prefix      // IN_CIDR
 }
 
-func compileConstraint(c Constraint) *constraint {
+func compileConstraint(c Constraint, fields *fieldTable) *constraint {
 	cc := &constraint{
-		field:           newField(c.ContextName),
+		field:           fields.field(c.ContextName),
 		op:              operatorsByName[c.Operator],
 		inverted:        c.Inverted,
 		caseInsensitive: c.CaseInsensitive,
@@ -168,7 +168,7 @@ func (c *constraint) test(st *evalState) bool {
 	case opDateAfter, opDateBefore:
 		return c.testDate(st)
 	}
-	v, ok := c.field.lookup(st.ctx)
+	v, ok := st.value(c.field)
 	if !ok {
 		return c.op == opNotIn
 	}
@@ -309,7 +309,7 @@ func (c *constraint) testNumber(v string) bool {
 
 func (c *constraint) testDate(st *evalState) bool {
 	var t time.Time
-	v, ok := c.field.lookup(st.ctx)
+	v, ok := st.value(c.field)
 	switch {
 	case ok && v != "":
 		if t, ok = parseDate(v); !ok {
@@ -454,8 +454,9 @@ type Matcher struct {
 // inversion), exactly as inside flags.
 func CompileConstraints(cs []Constraint, opts Options) *Matcher {
 	m := &Matcher{now: opts.Now, constraints: make([]*constraint, len(cs))}
+	fields := newFieldTable()
 	for i, c := range cs {
-		m.constraints[i] = compileConstraint(c)
+		m.constraints[i] = compileConstraint(c, fields)
 	}
 	return m
 }

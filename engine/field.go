@@ -23,7 +23,32 @@ const (
 type field struct {
 	kind fieldKind
 	name string
+	// slot numbers the distinct field names of a snapshot, for the
+	// per-evaluation value cache (see evalState.fields).
+	slot int
 }
+
+// fieldTable gives each distinct field name of a snapshot its slot.
+type fieldTable struct {
+	slots map[string]int
+}
+
+func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int)} }
+
+// field compiles a reference to the field called name.
+func (t *fieldTable) field(name string) field {
+	f := newField(name)
+	slot, ok := t.slots[name]
+	if !ok {
+		slot = len(t.slots)
+		t.slots[name] = slot
+	}
+	f.slot = slot
+	return f
+}
+
+// size is the number of distinct field names.
+func (t *fieldTable) size() int { return len(t.slots) }
 
 func newField(name string) field {
 	switch name {
@@ -73,10 +98,11 @@ func (f field) lookup(ctx *Context) (string, bool) {
 	return v, ok
 }
 
-// stickyValue is lookup for hashing: the empty string counts as missing.
-func (f field) stickyValue(ctx *Context) (string, bool) {
-	v, ok := f.lookup(ctx)
-	return v, ok && v != ""
+// cachedField is a field's value looked up once per evaluation.
+type cachedField struct {
+	value   string
+	present bool
+	done    bool
 }
 
 // evalState is the per-evaluation scratch state. It lives on the caller's
@@ -85,7 +111,10 @@ type evalState struct {
 	ctx *Context
 	// memo records constraint outcomes by constraint id for this
 	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
-	memo    []uint8
+	memo []uint8
+	// fields caches field values by slot for this evaluation; nil
+	// disables it.
+	fields  []cachedField
 	nowFunc func() time.Time
 	now     time.Time
 	hasNow  bool
@@ -98,21 +127,37 @@ const (
 	memoTrue
 )
 
-// memoPool recycles memo buffers so that evaluations do not allocate them.
-var memoPool = sync.Pool{New: func() any { return new([]uint8) }}
-
-// getMemo returns a cleared memo of n entries from the pool.
-func getMemo(n int) *[]uint8 {
-	m := memoPool.Get().(*[]uint8)
-	if cap(*m) < n {
-		*m = make([]uint8, n)
-	}
-	*m = (*m)[:n]
-	clear(*m)
-	return m
+// scratch is the reusable per-evaluation state that does not fit on the
+// stack: the constraint memo and the field cache.
+type scratch struct {
+	memo   []uint8
+	fields []cachedField
 }
 
-func putMemo(m *[]uint8) { memoPool.Put(m) }
+// scratchPool recycles scratch space so that evaluations do not allocate.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// getScratch returns cleared scratch space for a snapshot with the given
+// numbers of distinct constraints and fields.
+func getScratch(constraints, fields int) *scratch {
+	s := scratchPool.Get().(*scratch)
+	if cap(s.memo) < constraints {
+		s.memo = make([]uint8, constraints)
+	}
+	if cap(s.fields) < fields {
+		s.fields = make([]cachedField, fields)
+	}
+	s.memo, s.fields = s.memo[:constraints], s.fields[:fields]
+	clear(s.memo)
+	clear(s.fields)
+	return s
+}
+
+// putScratch returns s to the pool without keeping context strings alive.
+func putScratch(s *scratch) {
+	clear(s.fields)
+	scratchPool.Put(s)
+}
 
 func newEvalState(ctx *Context, now func() time.Time) evalState {
 	return evalState{ctx: ctx, nowFunc: now}
@@ -129,4 +174,23 @@ func (st *evalState) currentTime() time.Time {
 		st.hasNow = true
 	}
 	return st.now
+}
+
+// value looks up field f in the context, once per evaluation.
+func (st *evalState) value(f field) (string, bool) {
+	if st.fields == nil {
+		return f.lookup(st.ctx)
+	}
+	c := &st.fields[f.slot]
+	if !c.done {
+		c.value, c.present = f.lookup(st.ctx)
+		c.done = true
+	}
+	return c.value, c.present
+}
+
+// stickyValue is value for hashing: the empty string counts as missing.
+func (st *evalState) stickyValue(f field) (string, bool) {
+	v, ok := st.value(f)
+	return v, ok && v != ""
 }
