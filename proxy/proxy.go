@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -93,7 +94,7 @@ type Proxy struct {
 	fromAPI    atomic.Bool
 	readyOnce  sync.Once
 	readyCh    chan struct{}
-	lastRaw    []byte // only touched by the sync loop
+	lastSum    [sha256.Size]byte // of the served upstream body; sync loop only
 	features   atomic.Pointer[featuresBody]
 	started    time.Time
 	instanceID string

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -68,7 +69,7 @@ func (p *Proxy) syncLoop(ctx context.Context) {
 
 // syncOnce fetches once and installs a changed configuration.
 func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
-	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastRaw)
+	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastSum)
 	if err != nil {
 		result := "error"
 		if upstream.IsUnauthorized(err) {
@@ -87,7 +88,7 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 		return f.ETag, nil
 	}
 	p.fromAPI.Store(true)
-	p.lastRaw = f.Raw
+	p.lastSum = f.Sum
 	p.install(p.compile(f.Features), "upstream")
 	p.metrics.syncResult("changed", true, true)
 	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
@@ -120,7 +121,7 @@ func (p *Proxy) loadBackup() {
 	if len(cf.Features) == 0 {
 		return
 	}
-	p.lastRaw = raw
+	p.lastSum = sha256.Sum256(raw)
 	p.install(p.compile(cf), "backup")
 }
 
