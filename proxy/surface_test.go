@@ -100,7 +100,7 @@ func TestQueryContextAsTheBrowserSDKSendsIt(t *testing.T) {
 			assert.NotContains(t, got, n, tc.query)
 		}
 	}
-	for _, bad := range []string{"?properties=string", "?userId=1&userId=2", "?userId[]=1", "?properties[a][b]=1", "?userId=%zz"} {
+	for _, bad := range []string{"?properties=string", "?userId=1&userId=2", "?userId[]=1", "?properties[a][b]=1", "?userId=%zz", "?properties%5Ba%5D%5Bb%5D=1", "?properties%5B%5D=1", "?properties%5Ba%5D=%zz"} {
 		resp, body := r.get(t, "/proxy"+bad)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
 		assert.Contains(t, body, `"name":"ValidationError"`, bad)
