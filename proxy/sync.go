@@ -97,7 +97,10 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 			p.log.Warn("could not save the backup", "err", err)
 		}
 	}
-	return f.ETag, nil
+	etag = f.ETag
+	f = upstream.Fetched{}
+	p.compactMemory()
+	return etag, nil
 }
 
 // loadBackup serves the stored payload until upstream answers.
@@ -123,6 +126,8 @@ func (p *Proxy) loadBackup() {
 	}
 	p.lastSum = sha256.Sum256(raw)
 	p.install(p.compile(cf), "backup")
+	raw, cf = nil, nil
+	p.compactMemory()
 }
 
 // bootstrap loads expBootstrap.url unless upstream answers first.
@@ -147,6 +152,8 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 				return
 			}
 			p.install(p.compile(f.Features), "bootstrap")
+			f = upstream.Fetched{}
+			p.compactMemory()
 			return
 		}
 		if ctx.Err() != nil {

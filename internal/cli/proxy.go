@@ -34,7 +34,7 @@ func runProxy(ctx context.Context, args []string, env LookupEnv, stdout, stderr 
 		debug.SetGCPercent(50)
 	}
 	proxy.Version = versionString()
-	p, err := proxy.New(cfg, proxy.WithLogger(log))
+	p, err := proxy.New(cfg, proxy.WithLogger(log), proxy.WithMemoryCompaction())
 	if err != nil {
 		return err
 	}

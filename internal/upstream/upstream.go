@@ -185,7 +185,12 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return Fetched{}, &StatusError{URL: u, Status: resp.StatusCode}
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxPayload+1))
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= maxPayload {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxPayload+1))
+	raw := buf.Bytes()
 	if err != nil {
 		return Fetched{}, fmt.Errorf("reading %s: %w", u, err)
 	}
@@ -203,20 +208,15 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 	return Fetched{Features: cf, Raw: raw, Sum: sum, ETag: resp.Header.Get("ETag")}, nil
 }
 
-// DecodeFeatures parses and sanity-checks a client features payload.
+// DecodeFeatures parses and sanity-checks a client features payload: it
+// must be an object with a features array.
 func DecodeFeatures(raw []byte) (*engine.ClientFeatures, error) {
-	var probe struct {
-		Features json.RawMessage `json:"features"`
-	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, fmt.Errorf("payload is not a client features document: %w", err)
-	}
-	if len(probe.Features) == 0 || probe.Features[0] != '[' {
-		return nil, errors.New("payload has no features array")
-	}
 	var cf engine.ClientFeatures
 	if err := json.Unmarshal(raw, &cf); err != nil {
 		return nil, fmt.Errorf("payload is not a client features document: %w", err)
+	}
+	if cf.Features == nil {
+		return nil, errors.New("payload has no features array")
 	}
 	return &cf, nil
 }
