@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/bunting-flags/bunting/engine/enginetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +93,7 @@ func TestBaselineReplaysTheRecordedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recordings[recordingKey(r.method, r.target, r.body)] = rec
+		recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.body)] = rec
 	}
 	path := t.TempDir() + "/rec.json"
 	if err := writeRecordings(path, recordings); err != nil {
@@ -168,4 +169,31 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 		}
 	}
 	t.Log("\n" + table)
+}
+
+func TestServerCompatiblePayloadUsesOnlyServerStrategiesAndOperators(t *testing.T) {
+	cf := serverCompatible(enginetest.Generate(300, 1))
+	known := map[string]bool{"default": true, "flexibleRollout": true, "remoteAddress": true, "applicationHostname": true}
+	for _, f := range cf.Features {
+		for _, s := range f.Strategies {
+			if !known[s.Name] {
+				t.Fatalf("%s: strategy %q is not one the server knows", f.Name, s.Name)
+			}
+			for _, c := range s.Constraints {
+				if c.Operator == "IN_CIDR" {
+					t.Fatalf("%s: IN_CIDR left in", f.Name)
+				}
+			}
+			if s.Name == "flexibleRollout" && s.Parameters["rollout"] == "" {
+				t.Fatalf("%s: flexibleRollout without rollout: %v", f.Name, s.Parameters)
+			}
+		}
+	}
+	for _, s := range cf.Segments {
+		for _, c := range s.Constraints {
+			if c.Operator == "IN_CIDR" {
+				t.Fatalf("segment %d: IN_CIDR left in", s.ID)
+			}
+		}
+	}
 }
