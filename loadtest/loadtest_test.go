@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/bunting-flags/bunting/engine/enginetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/engine/enginetest"
 )
 
 // TestMain lets the test binary act as the baseline server, as the
