@@ -47,6 +47,7 @@ fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 .PHONY: bench
 bench: ## Benchmark the engine against the official Go SDK, side by side
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=2s -count=1 ./internal/signals
 
 .PHONY: bench-load
 bench-load: ## Load-benchmark the proxy against a replay baseline on loopback (LOADFLAGS="-duration 4s")

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// Bootstrap creates the INIT_*_API_TOKENS when the database holds no API
+// token yet. If none is configured for admin, it creates an admin token
+// and returns its secret, which the caller prints once; otherwise the
+// returned secret is "".
+func (s *Server) Bootstrap(ctx context.Context) (generatedAdmin string, err error) {
+	err = s.store.Tx(ctx, func(tx *store.Tx) error {
+		n, err := tx.CountAPITokens()
+		if err != nil || n > 0 {
+			return err
+		}
+		admins := s.cfg.InitAdminTokens
+		if len(admins) == 0 {
+			generatedAdmin = "*:*." + RandomHex(28)
+			admins = []string{generatedAdmin}
+		}
+		kinds := []struct {
+			typ     string
+			secrets []string
+		}{{store.TokenAdmin, admins}, {store.TokenClient, s.cfg.InitClientTokens}, {store.TokenFrontend, s.cfg.InitFrontendTokens}}
+		seen := map[string]bool{}
+		for _, k := range kinds {
+			for _, secret := range k.secrets {
+				if seen[secret] {
+					continue
+				}
+				seen[secret] = true
+				if err := insertToken(tx, systemActor, "admin", k.typ, secret); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return generatedAdmin, err
+}
+
+var systemUserID = int64(-1337)
+
+// systemActor is who the server itself acts as.
+var systemActor = store.Actor{Name: "unleash_system_user", UserID: &systemUserID}
+
+// insertToken stores one API token and writes its event.
+func insertToken(tx *store.Tx, actor store.Actor, name, typ, secret string) error {
+	project, env := tokenScope(secret)
+	t := store.APIToken{TokenName: name, Type: typ, Environment: env, Projects: []string{project}, CreatedAt: tx.Now()}
+	if err := tx.InsertAPIToken(t, secret); err != nil {
+		return err
+	}
+	t.Hint = store.SecretHint(secret)
+	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: actor, Project: project, Environment: env, Data: tokenEventData(t)})
+}
+
+func tokenEventData(t store.APIToken) map[string]any {
+	return map[string]any{"tokenName": t.TokenName, "type": t.Type, "environment": t.Environment, "projects": t.Projects}
+}
+
+// RandomHex returns n random bytes as hex.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,204 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/server/servertest"
+)
+
+type clientPayload struct {
+	Version  int
+	Features []map[string]any
+	Segments []map[string]any
+	Query    map[string]any
+	Meta     map[string]any
+}
+
+func clientFeatures(t *testing.T, h *servertest.Harness, token, query string, headers ...string) (*servertest.Response, clientPayload) {
+	t.Helper()
+	res := h.Do(t, "GET", "/api/client/features"+query, token, nil, headers...)
+	var p clientPayload
+	if res.Status == 200 {
+		res.JSON(t, &p)
+	}
+	return res, p
+}
+
+func TestClientFeatures(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "f1")
+		createFlag(t, h, "g1")
+		seg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "s",
+			"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"u1"}}}}).Want(t, 201).Map(t)
+		base := envPath("f1", "development") + "/strategies"
+		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default",
+			"constraints": []any{map[string]any{"contextName": "appName", "operator": "IN", "values": []string{"a"}}}, "segments": []any{seg["id"]}}).Want(t, 200)
+		disabled := h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "disabled": true}).Want(t, 200).Map(t)
+		h.Do(t, "POST", envPath("f1", "development")+"/on", h.AdminToken, nil).Want(t, 200)
+		h.Do(t, "POST", featurePath("g1")+"/dependencies", h.AdminToken, map[string]any{"feature": "f1"}).Want(t, 200)
+
+		// Old clients get segment constraints inlined and no segments list.
+		res, p := clientFeatures(t, h, h.ClientToken, "")
+		res.Want(t, 200)
+		if p.Version != 2 || len(p.Features) != 2 || p.Segments != nil || p.Query["environment"] != "development" {
+			t.Fatalf("payload: %s", res.Body)
+		}
+		f1 := p.Features[0]
+		if f1["name"] != "f1" || f1["enabled"] != true {
+			t.Fatalf("f1: %v", f1)
+		}
+		strategies := f1["strategies"].([]any)
+		if len(strategies) != 1 {
+			t.Fatalf("disabled strategy %v was sent: %v", disabled["id"], strategies)
+		}
+		st := strategies[0].(map[string]any)
+		if _, has := st["id"]; has || st["segments"] != nil || len(st["constraints"].([]any)) != 2 {
+			t.Fatalf("inlined strategy: %v", st)
+		}
+		if deps := p.Features[1]["dependencies"].([]any); len(deps) != 1 || deps[0].(map[string]any)["feature"] != "f1" {
+			t.Fatalf("dependencies: %v", p.Features[1])
+		}
+
+		// New clients get segment ids and the segments.
+		res, p = clientFeatures(t, h, h.ClientToken, "", "Unleash-Client-Spec", "5.2.0")
+		st = p.Features[0]["strategies"].([]any)[0].(map[string]any)
+		if len(p.Segments) != 1 || len(st["constraints"].([]any)) != 1 || len(st["segments"].([]any)) != 1 {
+			t.Fatalf("segment payload: %s", res.Body)
+		}
+		h.Do(t, "GET", "/api/client/features", h.ClientToken, nil, "Unleash-Client-Spec", "4.2").WantError(t, 400, "ValidationError", "4.2")
+
+		// Strong ETag, 304, and a new ETag after a change.
+		res, _ = clientFeatures(t, h, h.ClientToken, "")
+		etag := res.Header.Get("ETag")
+		if etag == "" || etag[0] != '"' {
+			t.Fatalf("etag %q", etag)
+		}
+		notModified := h.Do(t, "GET", "/api/client/features", h.ClientToken, nil, "If-None-Match", etag)
+		notModified.Want(t, 304)
+		if notModified.Header.Get("ETag") != "" || len(notModified.Body) != 0 {
+			t.Fatalf("304 carries %v %q", notModified.Header, notModified.Body)
+		}
+		h.Do(t, "POST", envPath("f1", "development")+"/off", h.AdminToken, nil).Want(t, 200)
+		res, p = clientFeatures(t, h, h.ClientToken, "", "If-None-Match", etag)
+		res.Want(t, 200)
+		if res.Header.Get("ETag") == etag || p.Features[0]["enabled"] != false {
+			t.Fatalf("after change: etag %s, %v", res.Header.Get("ETag"), p.Features[0])
+		}
+
+		// Filters and token scope.
+		_, p = clientFeatures(t, h, h.ClientToken, "?namePrefix=g")
+		if len(p.Features) != 1 || p.Features[0]["name"] != "g1" || p.Query["namePrefix"] != "g" {
+			t.Fatalf("namePrefix: %v", p)
+		}
+		_, p = clientFeatures(t, h, h.ClientToken, "?project=other")
+		if len(p.Features) != 0 {
+			t.Fatalf("project filter: %v", p)
+		}
+		_, p = clientFeatures(t, h, servertest.ProdToken, "?environment=development")
+		if p.Query["environment"] != "production" || p.Features[0]["enabled"] != false || len(p.Features[0]["strategies"].([]any)) != 0 {
+			t.Fatalf("token environment must win: %v", p)
+		}
+		h.Do(t, "GET", "/api/client/features?tag=bad", h.ClientToken, nil).WantError(t, 400, "ValidationError", "tag")
+
+		// One flag.
+		one := h.Do(t, "GET", "/api/client/features/f1", h.ClientToken, nil).Want(t, 200).Map(t)
+		if one["name"] != "f1" {
+			t.Fatalf("one: %v", one)
+		}
+		h.Do(t, "GET", "/api/client/features/nope", h.ClientToken, nil).WantError(t, 404, "NotFoundError", "nope")
+
+		// Only client tokens.
+		h.Do(t, "GET", "/api/client/features", h.AdminToken, nil).WantError(t, 403, "NoAccessError")
+		h.Do(t, "GET", "/api/client/features", h.FrontendToken, nil).WantError(t, 403, "NoAccessError")
+		h.Do(t, "GET", "/api/client/features", "", nil).WantError(t, 401, "AuthenticationRequired")
+		h.Do(t, "GET", "/api/client/features", "default:development.wrong", nil).WantError(t, 401, "AuthenticationRequired")
+
+		// Archived flags disappear.
+		h.Do(t, "DELETE", featurePath("g1")+"/dependencies", h.AdminToken, nil).Want(t, 200)
+		h.Do(t, "DELETE", featurePath("g1"), h.AdminToken, nil).Want(t, 202)
+		_, p = clientFeatures(t, h, h.ClientToken, "")
+		if len(p.Features) != 1 {
+			t.Fatalf("archived flag served: %v", p.Features)
+		}
+	})
+}
+
+func TestClientScopedToken(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		h.Do(t, "POST", "/api/admin/projects", h.AdminToken, map[string]any{"id": "web", "name": "Web"}).Want(t, 201)
+		h.Do(t, "POST", "/api/admin/projects/web/features", h.AdminToken, map[string]any{"name": "w1"}).Want(t, 201)
+		createFlag(t, h, "d1")
+		tok := h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "web-sdk", "type": "client", "environment": "development", "projects": []string{"web"}}).Want(t, 201).Map(t)
+		secret := tok["secret"].(string)
+		_, p := clientFeatures(t, h, secret, "?project=default")
+		if len(p.Features) != 0 {
+			t.Fatalf("token project must win over ?project: %v", p.Features)
+		}
+		_, p = clientFeatures(t, h, secret, "")
+		if len(p.Features) != 1 || p.Features[0]["name"] != "w1" {
+			t.Fatalf("scoped: %v", p.Features)
+		}
+		h.Do(t, "GET", "/api/client/features/d1", secret, nil).WantError(t, 404, "NotFoundError")
+	})
+}
+
+func TestClientMetricsAndRegister(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "f1")
+		now := time.Now().UTC()
+		h.Do(t, "POST", "/api/client/register", h.ClientToken, map[string]any{"appName": "app1", "instanceId": "i1", "interval": 1000,
+			"started": now.Format(time.RFC3339), "strategies": []string{"default"}, "sdkVersion": "x:1", "extra": true}).Want(t, 202)
+		h.Do(t, "POST", "/api/client/register", h.ClientToken, map[string]any{"appName": "app1"}).WantError(t, 400, "ValidationError", "interval")
+		metrics := map[string]any{"appName": "app1", "instanceId": "i1", "yggdrasilVersion": nil, "bucket": map[string]any{
+			"start": now.Add(-time.Minute).Format(time.RFC3339), "stop": now.UnixMilli(),
+			"toggles": map[string]any{"f1": map[string]any{"yes": 3, "no": 1, "variants": map[string]any{"a": 2}}}}}
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, metrics).Want(t, 202)
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, metrics).Want(t, 202)
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"bucket": map[string]any{}}).WantError(t, 400, "ValidationError", "appName")
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"appName": "a", "bucket": map[string]any{"stop": "yesterday"}}).WantError(t, 400, "ValidationError")
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, "not json").WantError(t, 400, "ValidationError")
+
+		var usage struct {
+			FeatureName string
+			LastSeenAt  *time.Time
+			Data        []struct {
+				AppName, Environment string
+				Yes, No              int
+				Variants             map[string]int
+			}
+		}
+		h.Do(t, "GET", "/api/admin/client-metrics/features/f1", h.AdminToken, nil).Want(t, 200).JSON(t, &usage)
+		if usage.LastSeenAt == nil || len(usage.Data) != 1 || usage.Data[0].Yes != 6 || usage.Data[0].No != 2 ||
+			usage.Data[0].Environment != "development" || usage.Data[0].AppName != "app1" || usage.Data[0].Variants["a"] != 4 {
+			t.Fatalf("usage: %+v", usage)
+		}
+		f := h.Do(t, "GET", featurePath("f1"), h.AdminToken, nil).Map(t)
+		if f["lastSeenAt"] == nil || envOf(t, f, "development")["lastSeenAt"] == nil {
+			t.Fatalf("lastSeenAt not set: %v", f)
+		}
+		if len(eventsOf(t, h, "application-created", "")) != 1 {
+			t.Fatal("application-created not logged once")
+		}
+		h.Do(t, "GET", "/api/admin/client-metrics/features/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
+	})
+}
+
+func TestRevisionFromAnotherInstance(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	a := servertest.Start(t, db)
+	b := servertest.Start(t, db)
+	_, p := clientFeatures(t, b, b.ClientToken, "")
+	if len(p.Features) != 0 {
+		t.Fatalf("fresh: %v", p.Features)
+	}
+	createFlag(t, a, "f1")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, p = clientFeatures(t, b, b.ClientToken, ""); len(p.Features) == 1 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("instance b never saw the flag created on instance a")
+}

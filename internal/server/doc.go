@@ -1,0 +1,62 @@
+// Package server is Bunting's flag server: the admin API, the client API
+// for SDKs and proxies, and the seams the other parts plug into.
+//
+// # Adding routes
+//
+// routes.go lists the whole HTTP surface, one line per route:
+//
+//	r.admin("POST /api/admin/projects/{projectId}/features", PermCreateFeature, s.createFeature, withJSON)
+//
+// r.public, r.admin, r.client and r.frontend choose who may call the route
+// (admin routes accept admin API tokens and users with a root role; client
+// routes only client tokens; frontend routes only frontend tokens). The
+// permission argument ("" = any authenticated caller) is checked by
+// requirePermission, which answers 401 AuthenticationRequired or 403
+// NoAccessError naming the permission (and the environment with envScoped).
+// withJSON makes a route answer 415 to bodies that are not JSON. Handlers
+// return an error; it is written once by apierr.Write, so handlers never
+// choose status codes for errors. Decode bodies with decodeJSON: malformed
+// or mistyped JSON becomes 400 ValidationError naming the property, and a
+// body over the limit 413.
+//
+// The server-extras part registers its routes in routes_extras.go
+// (registerExtrasRoutes) and the signals part in routes_signals.go
+// (registerSignalsRoutes); both are called from routes().
+//
+// # Changes and events
+//
+// Every change runs in store.Store.Tx and writes its event there:
+//
+//	err := s.store.Tx(ctx, func(tx *store.Tx) error {
+//		if err := tx.UpdateFeature(f); err != nil {
+//			return err
+//		}
+//		return tx.Event(store.NewEvent{Type: "feature-metadata-updated", Actor: p.Actor(), ...})
+//	})
+//
+// The change and its event commit together or not at all; a transaction
+// that changed rows without an event is rolled back (store.ErrChangeWithoutEvent).
+// Committed events raise the store's revision, which invalidates the
+// client-features snapshot and the token cache; with several instances on
+// PostgreSQL, Server.Run polls the latest event id to see the others' changes.
+//
+// # Migrations
+//
+// internal/store/migrations/{sqlite,postgres} hold goose SQL files, one
+// directory per dialect, kept in step. Numbering: 00001–00099 server core,
+// 00100–00199 server extras, 00200–00299 signals. Queries use $N
+// placeholders, BIGINT unix-millisecond timestamps and TEXT JSON on both.
+//
+// # Permissions
+//
+// Principal.Can decides: admin tokens and the Admin root role hold every
+// permission; Editor all but ADMIN and API-token management; Viewer none
+// (it may still call routes registered with permission ""). Permission
+// names are the Perm* constants (Unleash's names).
+//
+// # Tests
+//
+// servertest starts the real server on loopback on a fresh SQLite file and,
+// when TEST_POSTGRES_URL is set, a fresh PostgreSQL database:
+// servertest.Run(t, func(t *testing.T, h *servertest.Harness) { ... }).
+package server

@@ -1,0 +1,314 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// featureEnvView is one environment of a flag in admin responses.
+type featureEnvView struct {
+	Name                 string           `json:"name"`
+	FeatureName          string           `json:"featureName"`
+	Environment          string           `json:"environment"`
+	Type                 string           `json:"type"`
+	Enabled              bool             `json:"enabled"`
+	SortOrder            int              `json:"sortOrder"`
+	VariantCount         int              `json:"variantCount"`
+	Strategies           []store.Strategy `json:"strategies"`
+	Variants             []engine.Variant `json:"variants"`
+	LastSeenAt           *time.Time       `json:"lastSeenAt"`
+	HasStrategies        bool             `json:"hasStrategies"`
+	HasEnabledStrategies bool             `json:"hasEnabledStrategies"`
+}
+
+// featureView is a flag in admin responses.
+type featureView struct {
+	store.Feature
+	Enabled      bool               `json:"enabled"`
+	Favorite     bool               `json:"favorite"`
+	Environments []featureEnvView   `json:"environments"`
+	Variants     []engine.Variant   `json:"variants"`
+	Strategies   []store.Strategy   `json:"strategies"`
+	Children     []string           `json:"children"`
+	Dependencies []store.Dependency `json:"dependencies"`
+}
+
+// loadFeatureView assembles a flag with its environments, strategies and
+// dependencies.
+func loadFeatureView(q store.Q, f store.Feature) (featureView, error) {
+	v := featureView{Feature: f, Variants: []engine.Variant{}, Strategies: []store.Strategy{}, Environments: []featureEnvView{}}
+	envs, err := q.Environments()
+	if err != nil {
+		return v, err
+	}
+	envByName := map[string]store.Environment{}
+	for _, e := range envs {
+		envByName[e.Name] = e
+	}
+	fes, err := q.FeatureEnvironments(f.Name)
+	if err != nil {
+		return v, err
+	}
+	strategies, err := q.FeatureStrategies(f.Name)
+	if err != nil {
+		return v, err
+	}
+	for _, fe := range fes {
+		ev := featureEnvView{Name: fe.Environment, FeatureName: f.Name, Environment: fe.Environment, Type: envByName[fe.Environment].Type,
+			Enabled: fe.Enabled, SortOrder: envByName[fe.Environment].SortOrder, VariantCount: len(fe.Variants),
+			Variants: fe.Variants, LastSeenAt: fe.LastSeenAt, Strategies: []store.Strategy{}}
+		for _, st := range strategies {
+			if st.Environment == fe.Environment {
+				ev.Strategies = append(ev.Strategies, st)
+				ev.HasStrategies = true
+				ev.HasEnabledStrategies = ev.HasEnabledStrategies || !st.Disabled
+			}
+		}
+		v.Enabled = v.Enabled || fe.Enabled
+		v.Environments = append(v.Environments, ev)
+	}
+	if v.Children, err = q.Children(f.Name); err != nil {
+		return v, err
+	}
+	v.Dependencies, err = q.Dependencies(f.Name)
+	return v, err
+}
+
+// featureEventData is the flag as recorded in feature-created and
+// feature-metadata-updated events.
+func featureEventData(f store.Feature) map[string]any {
+	return map[string]any{"name": f.Name, "description": f.Description, "type": f.Type, "project": f.Project,
+		"stale": f.Stale, "createdAt": f.CreatedAt, "impressionData": f.ImpressionData, "archived": f.Archived}
+}
+
+// createFeatureBody is the body of POST /projects/{projectId}/features.
+type createFeatureBody struct {
+	Name           string  `json:"name"`
+	Type           string  `json:"type"`
+	Description    *string `json:"description"`
+	ImpressionData bool    `json:"impressionData"`
+}
+
+func (s *Server) createFeature(w http.ResponseWriter, r *http.Request) error {
+	var body createFeatureBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if err := validateName("name", body.Name); err != nil {
+		return err
+	}
+	if body.Type == "" {
+		body.Type = "release"
+	}
+	project, p := r.PathValue("projectId"), PrincipalFrom(r.Context())
+	var created store.Feature
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if _, err := tx.Project(project); err != nil {
+			return apierr.NotFound("Active project with id %s does not exist", project)
+		}
+		if _, err := tx.FeatureType(body.Type); err != nil {
+			return apierr.Validation("The `type` property must be an existing feature type. You provided %q.", body.Type)
+		}
+		creator := p.Name
+		created = store.Feature{Name: body.Name, Project: project, Type: body.Type, Description: body.Description,
+			ImpressionData: body.ImpressionData, CreatedAt: tx.Now(), CreatedBy: &creator}
+		if err := tx.InsertFeature(created); err != nil {
+			return err
+		}
+		return tx.Event(store.NewEvent{Type: "feature-created", Actor: p.Actor(), FeatureName: created.Name, Project: project, Data: featureEventData(created)})
+	})
+	if err != nil {
+		return err
+	}
+	return s.respondFeature(w, r, http.StatusCreated, created.Name)
+}
+
+// respondFeature sends the flag's full view.
+func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status int, name string) error {
+	q := s.store.Q(r.Context())
+	f, err := q.Feature(name)
+	if err != nil {
+		return err
+	}
+	v, err := loadFeatureView(q, f)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, status, v)
+}
+
+func (s *Server) getFeature(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.store.Q(r.Context()).FeatureInProject(r.PathValue("projectId"), r.PathValue("featureName")); err != nil {
+		return err
+	}
+	return s.respondFeature(w, r, http.StatusOK, r.PathValue("featureName"))
+}
+
+func (s *Server) listProjectFeatures(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	features, err := q.Features(r.PathValue("projectId"), false)
+	if err != nil {
+		return err
+	}
+	out := make([]featureView, 0, len(features))
+	for _, f := range features {
+		v, err := loadFeatureView(q, f)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 2, "features": out})
+}
+
+// updateFeatureBody is the body of PUT /projects/{projectId}/features/{featureName}.
+type updateFeatureBody struct {
+	Name           *string `json:"name"`
+	Type           *string `json:"type"`
+	Description    *string `json:"description"`
+	ImpressionData *bool   `json:"impressionData"`
+	Stale          *bool   `json:"stale"`
+}
+
+func (s *Server) updateFeature(w http.ResponseWriter, r *http.Request) error {
+	var body updateFeatureBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
+	if body.Name != nil && *body.Name != name {
+		return apierr.Validation("The `name` property cannot change the name of a flag.")
+	}
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		old, err := tx.FeatureInProject(project, name)
+		if err != nil {
+			return err
+		}
+		if old.Archived {
+			return archivedError()
+		}
+		f := old
+		if body.Type != nil {
+			if _, err := tx.FeatureType(*body.Type); err != nil {
+				return apierr.Validation("The `type` property must be an existing feature type. You provided %q.", *body.Type)
+			}
+			f.Type = *body.Type
+		}
+		if body.Description != nil {
+			f.Description = body.Description
+		}
+		if body.ImpressionData != nil {
+			f.ImpressionData = *body.ImpressionData
+		}
+		if body.Stale != nil {
+			f.Stale = *body.Stale
+		}
+		if err := tx.UpdateFeature(f); err != nil {
+			return err
+		}
+		if err := tx.Event(store.NewEvent{Type: "feature-metadata-updated", Actor: p.Actor(), FeatureName: name, Project: project,
+			Data: featureEventData(f), PreData: featureEventData(old)}); err != nil {
+			return err
+		}
+		if f.Stale != old.Stale {
+			typ := map[bool]string{true: "feature-stale-on", false: "feature-stale-off"}[f.Stale]
+			return tx.Event(store.NewEvent{Type: typ, Actor: p.Actor(), FeatureName: name, Project: project})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.respondFeature(w, r, http.StatusOK, name)
+}
+
+func archivedError() error {
+	return &apierr.Error{Kind: apierr.KindValidation, Name: "ArchivedFeatureError", Message: "Cannot perform this operation on archived features"}
+}
+
+func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
+	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if _, err := tx.FeatureInProject(project, name); err != nil {
+			return err
+		}
+		children, err := tx.Children(name)
+		if err != nil {
+			return err
+		}
+		if len(children) > 0 {
+			return apierr.Forbidden("You can not archive/delete this feature since other features depend on it.")
+		}
+		if err := tx.ArchiveFeature(name); err != nil {
+			return err
+		}
+		if had, err := tx.DeleteDependencies(name); err != nil {
+			return err
+		} else if had {
+			if err := tx.Event(store.NewEvent{Type: "feature-dependencies-removed", Actor: p.Actor(), FeatureName: name, Project: project}); err != nil {
+				return err
+			}
+		}
+		return tx.Event(store.NewEvent{Type: "feature-archived", Actor: p.Actor(), FeatureName: name, Project: project})
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusAccepted)
+}
+
+func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
+	name, p := r.PathValue("featureName"), PrincipalFrom(r.Context())
+	return s.archivedFeatureOp(w, r, name, func(tx *store.Tx, f store.Feature) error {
+		if err := tx.ReviveFeature(name); err != nil {
+			return err
+		}
+		return tx.Event(store.NewEvent{Type: "feature-revived", Actor: p.Actor(), FeatureName: name, Project: f.Project})
+	})
+}
+
+func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request) error {
+	name, p := r.PathValue("featureName"), PrincipalFrom(r.Context())
+	return s.archivedFeatureOp(w, r, name, func(tx *store.Tx, f store.Feature) error {
+		view, err := loadFeatureView(tx.Q, f)
+		if err != nil {
+			return err
+		}
+		// The event is written first so that it still carries the flag's tags.
+		if err := tx.Event(store.NewEvent{Type: "feature-deleted", Actor: p.Actor(), FeatureName: name, Project: f.Project, PreData: view}); err != nil {
+			return err
+		}
+		return tx.DeleteFeature(name)
+	})
+}
+
+// archivedFeatureOp runs op on an archived flag: 404 when the flag does not
+// exist, 400 when it is not archived.
+func (s *Server) archivedFeatureOp(w http.ResponseWriter, r *http.Request, name string, op func(*store.Tx, store.Feature) error) error {
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		f, err := tx.Feature(name)
+		if err != nil {
+			return apierr.NotFound("Feature %s does not exist", name)
+		}
+		if !f.Archived {
+			return apierr.Validation("Feature %s is not archived; archive it first.", name)
+		}
+		return op(tx, f)
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusOK)
+}
+
+func (s *Server) listArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
+	features, err := s.store.Q(r.Context()).Features(r.PathValue("projectId"), true)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 2, "features": features})
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// flexibleTime accepts an RFC 3339 string or unix milliseconds.
+type flexibleTime struct{ t *time.Time }
+
+func (f *flexibleTime) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return apierr.Validation("%q is not an RFC 3339 date-time", s)
+		}
+		f.t = &t
+		return nil
+	}
+	ms, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return apierr.Validation("%s is neither a date-time nor a number of milliseconds", b)
+	}
+	t := time.UnixMilli(int64(ms)).UTC()
+	f.t = &t
+	return nil
+}
+
+// metricsBody is the body of POST /api/client/metrics.
+type metricsBody struct {
+	AppName    string `json:"appName"`
+	InstanceID string `json:"instanceId"`
+	SDKVersion string `json:"sdkVersion"`
+	Bucket     *struct {
+		Start   flexibleTime `json:"start"`
+		Stop    flexibleTime `json:"stop"`
+		Toggles map[string]struct {
+			Yes      int64            `json:"yes"`
+			No       int64            `json:"no"`
+			Variants map[string]int64 `json:"variants"`
+		} `json:"toggles"`
+	} `json:"bucket"`
+}
+
+func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
+	var body metricsBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.AppName == "" {
+		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
+	}
+	p := PrincipalFrom(r.Context())
+	env := p.Environment
+	at := s.store.Now()
+	usage := map[string]store.FlagUsage{}
+	if b := body.Bucket; b != nil {
+		if b.Stop.t != nil {
+			at = *b.Stop.t
+		}
+		for name, t := range b.Toggles {
+			if t.Yes < 0 || t.No < 0 {
+				return apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
+			}
+			usage[name] = store.FlagUsage{Yes: t.Yes, No: t.No, Variants: t.Variants}
+		}
+	}
+	q := s.store.Q(r.Context())
+	if err := q.RecordUsage(body.AppName, env, at, usage); err != nil {
+		return err
+	}
+	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: env, SDKVersion: body.SDKVersion}
+	if err := s.seeApplication(r, app); err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusAccepted)
+}
+
+func cmpOr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
+}
+
+// registerBody is the body of POST /api/client/register.
+type registerBody struct {
+	AppName    string       `json:"appName"`
+	InstanceID string       `json:"instanceId"`
+	SDKVersion string       `json:"sdkVersion"`
+	Strategies []string     `json:"strategies"`
+	Started    flexibleTime `json:"started"`
+	Interval   *int64       `json:"interval"`
+}
+
+func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
+	var body registerBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	switch {
+	case body.AppName == "":
+		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
+	case body.Interval == nil:
+		return apierr.Validation("The `interval` property is required. It was not present on the data you sent.")
+	case body.Started.t == nil:
+		return apierr.Validation("The `started` property is required. It was not present on the data you sent.")
+	case body.Strategies == nil:
+		return apierr.Validation("The `strategies` property is required. It was not present on the data you sent.")
+	}
+	p := PrincipalFrom(r.Context())
+	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment,
+		SDKVersion: body.SDKVersion, Strategies: body.Strategies, Interval: *body.Interval, StartedAt: body.Started.t}
+	if err := s.seeApplication(r, app); err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusAccepted)
+}
+
+// seeApplication records an SDK instance; an application seen for the
+// first time gets an application-created event.
+func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) error {
+	known, err := s.store.Q(r.Context()).ApplicationKnown(app.AppName)
+	if err != nil {
+		return err
+	}
+	if known {
+		return s.store.Q(r.Context()).SeenApplication(app)
+	}
+	return s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if known, err := tx.ApplicationKnown(app.AppName); err != nil || known {
+			return err
+		}
+		if err := tx.SeenApplication(app); err != nil {
+			return err
+		}
+		return tx.Event(store.NewEvent{Type: "application-created", Actor: systemActor,
+			Data: map[string]any{"appName": app.AppName, "instanceId": app.InstanceID, "strategies": app.Strategies, "sdkVersion": app.SDKVersion}})
+	})
+}
+
+func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	name := r.PathValue("featureName")
+	f, err := q.Feature(name)
+	if err != nil {
+		return err
+	}
+	hours := 48
+	if v := r.URL.Query().Get("hoursBack"); v != "" {
+		if hours, err = strconv.Atoi(v); err != nil || hours < 1 || hours > 24*90 {
+			return apierr.Validation("The `hoursBack` query parameter must be a number of hours between 1 and 2160.")
+		}
+	}
+	rows, err := q.FeatureUsage(name, s.store.Now().Add(-time.Duration(hours)*time.Hour).Truncate(time.Hour))
+	if err != nil {
+		return err
+	}
+	envs, err := q.FeatureEnvironments(name)
+	if err != nil {
+		return err
+	}
+	lastSeen := map[string]*time.Time{}
+	for _, fe := range envs {
+		lastSeen[fe.Environment] = fe.LastSeenAt
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "maturity": "stable", "featureName": name,
+		"lastSeenAt": f.LastSeenAt, "environments": lastSeen, "data": rows})
+}

@@ -1,0 +1,448 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// featureEnvScope is the flag and environment named by a route's path,
+// checked to exist and not be archived.
+type featureEnvScope struct {
+	project, feature, env string
+	f                     store.Feature
+	fe                    store.FeatureEnvironment
+}
+
+func loadFeatureEnv(q store.Q, r *http.Request, allowArchived bool) (featureEnvScope, error) {
+	sc := featureEnvScope{project: r.PathValue("projectId"), feature: r.PathValue("featureName"), env: r.PathValue("environment")}
+	var err error
+	if sc.f, err = q.FeatureInProject(sc.project, sc.feature); err != nil {
+		return sc, err
+	}
+	if sc.fe, err = q.FeatureEnvironment(sc.feature, sc.env); err != nil {
+		return sc, err
+	}
+	if sc.f.Archived && !allowArchived {
+		return sc, archivedError()
+	}
+	return sc, nil
+}
+
+func (sc featureEnvScope) event(typ string, p *Principal, data, pre any) store.NewEvent {
+	return store.NewEvent{Type: typ, Actor: p.Actor(), FeatureName: sc.feature, Project: sc.project, Environment: sc.env, Data: data, PreData: pre}
+}
+
+// setEnvironmentEnabled writes the state and, when it changed, its event.
+func setEnvironmentEnabled(tx *store.Tx, sc featureEnvScope, p *Principal, enabled bool) error {
+	changed, err := tx.SetFeatureEnvironmentEnabled(sc.feature, sc.env, enabled)
+	if err != nil || !changed {
+		return err
+	}
+	typ := map[bool]string{true: "feature-environment-enabled", false: "feature-environment-disabled"}[enabled]
+	return tx.Event(sc.event(typ, p, nil, nil))
+}
+
+func (s *Server) featureEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
+	return s.toggleEnvironment(w, r, true)
+}
+
+func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
+	return s.toggleEnvironment(w, r, false)
+}
+
+// toggleEnvironment turns a flag on or off in an environment and returns
+// the flag. Turning on a flag without active strategies first adds a
+// 100% gradual rollout (or re-activates its disabled strategies when
+// shouldActivateDisabledStrategies=true).
+func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
+	p := PrincipalFrom(r.Context())
+	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
+	var name string
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		name = sc.feature
+		if enabled {
+			if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
+				return err
+			}
+		}
+		return setEnvironmentEnabled(tx, sc, p, enabled)
+	})
+	if err != nil {
+		return err
+	}
+	return s.respondFeature(w, r, http.StatusOK, name)
+}
+
+func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {
+	strategies, err := tx.Strategies(sc.feature, sc.env)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
+		return nil
+	}
+	if activateDisabled && len(strategies) > 0 {
+		for _, st := range strategies {
+			old := st
+			st.Disabled = false
+			if err := tx.UpdateStrategy(st); err != nil {
+				return err
+			}
+			if err := tx.Event(sc.event("feature-strategy-update", p, strategyEventData(st), strategyEventData(old))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !p.Can(PermCreateFeatureStrategy, sc.project, sc.env) {
+		return forbidden(PermCreateFeatureStrategy, sc.env)
+	}
+	order, err := tx.NextStrategySortOrder(sc.feature, sc.env)
+	if err != nil {
+		return err
+	}
+	st := store.Strategy{ID: uuid.NewString(), Name: "flexibleRollout", FeatureName: sc.feature, Environment: sc.env, SortOrder: order,
+		Parameters:  map[string]string{"rollout": "100", "stickiness": "default", "groupId": sc.feature},
+		Constraints: []engine.Constraint{}, Variants: []engine.Variant{}, Segments: []int{}, CreatedAt: tx.Now()}
+	if err := tx.InsertStrategy(st); err != nil {
+		return err
+	}
+	return tx.Event(sc.event("feature-strategy-add", p, strategyEventData(st), nil))
+}
+
+func strategyEventData(st store.Strategy) store.Strategy { return st }
+
+func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	sc, err := loadFeatureEnv(q, r, true)
+	if err != nil {
+		return err
+	}
+	strategies, err := q.Strategies(sc.feature, sc.env)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"name": sc.feature, "environment": sc.env, "enabled": sc.fe.Enabled,
+		"strategies": strategies, "variants": sc.fe.Variants})
+}
+
+func (s *Server) listStrategies(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	sc, err := loadFeatureEnv(q, r, true)
+	if err != nil {
+		return err
+	}
+	strategies, err := q.Strategies(sc.feature, sc.env)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, strategies)
+}
+
+func (s *Server) getStrategy(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	sc, err := loadFeatureEnv(q, r, true)
+	if err != nil {
+		return err
+	}
+	st, err := strategyIn(q, sc, r.PathValue("strategyId"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, st)
+}
+
+// strategyIn loads a strategy that belongs to the scope's flag environment.
+func strategyIn(q store.Q, sc featureEnvScope, id string) (store.Strategy, error) {
+	st, err := q.Strategy(id)
+	if err != nil {
+		return st, err
+	}
+	if st.FeatureName != sc.feature || st.Environment != sc.env {
+		return st, apierr.NotFound("Could not find strategy with id: %s", id)
+	}
+	return st, nil
+}
+
+// strategyBody is the body of strategy add and update.
+type strategyBody struct {
+	Name        string              `json:"name"`
+	Title       *string             `json:"title"`
+	Disabled    *bool               `json:"disabled"`
+	SortOrder   *int                `json:"sortOrder"`
+	Constraints []engine.Constraint `json:"constraints"`
+	Parameters  engine.Parameters   `json:"parameters"`
+	Variants    []engine.Variant    `json:"variants"`
+	Segments    []int               `json:"segments"`
+}
+
+// toStrategy validates the body and fills defaults.
+func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy, error) {
+	if b.Name == "" {
+		return store.Strategy{}, apierr.Validation("The `name` property is required. It was not present on the data you sent.")
+	}
+	if _, err := q.StrategyType(b.Name); err != nil {
+		return store.Strategy{}, apierr.Validation("Could not find strategy type with name %s", b.Name)
+	}
+	if err := validateConstraints("constraints", b.Constraints); err != nil {
+		return store.Strategy{}, err
+	}
+	variants, err := normalizeVariants("variants", b.Variants, false)
+	if err != nil {
+		return store.Strategy{}, err
+	}
+	if len(b.Segments) > maxSegmentsPerStrat {
+		return store.Strategy{}, apierr.Validation("The `segments` property may hold at most %d segments.", maxSegmentsPerStrat)
+	}
+	for _, id := range b.Segments {
+		if _, err := q.Segment(id); err != nil {
+			return store.Strategy{}, err
+		}
+	}
+	params := map[string]string{}
+	for k, v := range b.Parameters {
+		params[k] = v
+	}
+	if b.Name == "flexibleRollout" {
+		defaultParam(params, "rollout", "100")
+		defaultParam(params, "stickiness", "default")
+		defaultParam(params, "groupId", sc.feature)
+	}
+	st := store.Strategy{Name: b.Name, Title: b.Title, FeatureName: sc.feature, Environment: sc.env, Parameters: params,
+		Constraints: nonNilSlice(b.Constraints), Variants: variants, Segments: nonNilSlice(b.Segments)}
+	if b.Disabled != nil {
+		st.Disabled = *b.Disabled
+	}
+	slices.Sort(st.Segments)
+	st.Segments = slices.Compact(st.Segments)
+	return st, nil
+}
+
+func defaultParam(p map[string]string, k, v string) {
+	if strings.TrimSpace(p[k]) == "" {
+		p[k] = v
+	}
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (s *Server) addStrategy(w http.ResponseWriter, r *http.Request) error {
+	var body strategyBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	p := PrincipalFrom(r.Context())
+	var created store.Strategy
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		st, err := body.toStrategy(tx.Q, sc)
+		if err != nil {
+			return err
+		}
+		existing, err := tx.Strategies(sc.feature, sc.env)
+		if err != nil {
+			return err
+		}
+		if len(existing) >= maxStrategies {
+			return apierr.Validation("A flag may have at most %d strategies per environment.", maxStrategies)
+		}
+		st.ID, st.CreatedAt = uuid.NewString(), tx.Now()
+		if body.SortOrder != nil {
+			st.SortOrder = *body.SortOrder
+		} else if st.SortOrder, err = tx.NextStrategySortOrder(sc.feature, sc.env); err != nil {
+			return err
+		}
+		if err := tx.InsertStrategy(st); err != nil {
+			return err
+		}
+		created = st
+		return tx.Event(sc.event("feature-strategy-add", p, st, nil))
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, created)
+}
+
+func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
+	var body strategyBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	p := PrincipalFrom(r.Context())
+	var updated store.Strategy
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		old, err := strategyIn(tx.Q, sc, r.PathValue("strategyId"))
+		if err != nil {
+			return err
+		}
+		st, err := body.toStrategy(tx.Q, sc)
+		if err != nil {
+			return err
+		}
+		st.ID, st.CreatedAt, st.SortOrder = old.ID, old.CreatedAt, old.SortOrder
+		if body.SortOrder != nil {
+			st.SortOrder = *body.SortOrder
+		}
+		if body.Disabled == nil {
+			st.Disabled = old.Disabled
+		}
+		if err := tx.UpdateStrategy(st); err != nil {
+			return err
+		}
+		updated = st
+		if err := tx.Event(sc.event("feature-strategy-update", p, st, old)); err != nil {
+			return err
+		}
+		return disableWhenNoActiveStrategy(tx, sc, p)
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, updated)
+}
+
+// disableWhenNoActiveStrategy turns the environment off when its last
+// active strategy was disabled or removed.
+func disableWhenNoActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal) error {
+	strategies, err := tx.Strategies(sc.feature, sc.env)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
+		return nil
+	}
+	return setEnvironmentEnabled(tx, sc, p, false)
+}
+
+func (s *Server) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
+	p := PrincipalFrom(r.Context())
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		old, err := strategyIn(tx.Q, sc, r.PathValue("strategyId"))
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteStrategy(old.ID); err != nil {
+			return err
+		}
+		if err := disableWhenNoActiveStrategy(tx, sc, p); err != nil {
+			return err
+		}
+		return tx.Event(sc.event("feature-strategy-remove", p, nil, old))
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	return writeEmpty(w, http.StatusOK)
+}
+
+// strategyOrder is one element of the set-sort-order body.
+type strategyOrder struct {
+	ID        string `json:"id"`
+	SortOrder *int   `json:"sortOrder"`
+}
+
+func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error {
+	var body []strategyOrder
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	for i, o := range body {
+		if o.ID == "" || o.SortOrder == nil {
+			return apierr.Validation("The `[%d]` item needs both `id` and `sortOrder`.", i)
+		}
+	}
+	p := PrincipalFrom(r.Context())
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		before, err := tx.Strategies(sc.feature, sc.env)
+		if err != nil {
+			return err
+		}
+		ids := store.SortedIDs(before)
+		for _, o := range body {
+			if !slices.Contains(ids, o.ID) {
+				return apierr.Validation("Strategy %s does not belong to flag %s in environment %s.", o.ID, sc.feature, sc.env)
+			}
+			if err := tx.SetStrategySortOrder(o.ID, *o.SortOrder); err != nil {
+				return err
+			}
+		}
+		after, err := tx.Strategies(sc.feature, sc.env)
+		if err != nil {
+			return err
+		}
+		return tx.Event(sc.event("strategy-order-changed", p,
+			map[string]any{"strategyIds": store.SortedIDs(after)}, map[string]any{"strategyIds": ids}))
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusOK)
+}
+
+func (s *Server) getEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
+	sc, err := loadFeatureEnv(s.store.Q(r.Context()), r, true)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "variants": sc.fe.Variants})
+}
+
+func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
+	var body []engine.Variant
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	variants, err := normalizeVariants("variants", body, true)
+	if err != nil {
+		return err
+	}
+	p := PrincipalFrom(r.Context())
+	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		sc, err := loadFeatureEnv(tx.Q, r, false)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetFeatureEnvironmentVariants(sc.feature, sc.env, variants); err != nil {
+			return err
+		}
+		return tx.Event(sc.event("feature-environment-variants-updated", p,
+			map[string]any{"variants": variants}, map[string]any{"variants": sc.fe.Variants}))
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "variants": variants})
+}

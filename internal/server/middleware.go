@@ -1,0 +1,127 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+// middleware wraps a handler.
+type middleware func(http.Handler) http.Handler
+
+// chain applies mw so that the first one runs first.
+func chain(h http.Handler, mw ...middleware) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+type requestIDKey struct{}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	size   int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.size += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the original writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives every request an id (X-Request-Id, kept when the caller
+// sends a sane one), logs it when done, and turns a panic into a logged 500
+// with the error body.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic serving request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					apierr.Write(sw, r, nil, apierr.Internal(fmt.Errorf("panic: %v", p)))
+				}
+			}
+			level := slog.LevelDebug
+			if sw.status >= 500 {
+				level = slog.LevelError
+			}
+			s.log.Log(r.Context(), level, "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "bytes", sw.size, "duration", time.Since(start))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// limitBody caps request bodies at the configured size; reading past it
+// fails with *http.MaxBytesError, which apierr maps to 413.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.BodyLimit {
+			apierr.Write(w, r, s.log, apierr.TooLarge("request body is larger than the limit of %d bytes", s.cfg.BodyLimit))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// jsonBody rejects a request whose body is not declared as JSON (415).
+func (s *Server) jsonBody(next http.Handler) http.Handler {
+	return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
+		ct := r.Header.Get("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if ct == "" {
+			return apierr.UnsupportedMediaType("We do not accept the content-type you provided (you didn't provide one). Use application/json.")
+		}
+		if err != nil || (mt != "application/json" && !isJSONSuffix(mt)) {
+			return apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json.", ct)
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+func isJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }
+
+// notFound answers every unknown path with the 404 error body.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	apierr.Write(w, r, s.log, apierr.NotFound("The path you were looking for (%s) is not available.", r.URL.Path))
+}

@@ -1,0 +1,136 @@
+// The server type and its lifecycle.
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// Server is the flag server's HTTP handler.
+type Server struct {
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	tokens  *tokenCache
+	handler http.Handler
+	client  *clientCache
+	extras  *extras // the server-extras part's state (routes_extras.go)
+	signals *signals.Service
+}
+
+// New builds the server on an open store. It creates the initial API
+// tokens (see Bootstrap) only when asked to by the caller.
+func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
+	if st == nil {
+		return nil, errors.New("server: store is nil")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s.client = newClientCache(s)
+	var err error
+	if s.signals, err = s.newSignals(); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Store returns the server's store.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Run polls for changes by other instances until ctx ends. Call it in its
+// own goroutine next to the HTTP server.
+func (s *Server) Run(ctx context.Context) {
+	go s.runExtras(ctx)
+	go s.runSignals(ctx)
+	t := time.NewTicker(s.cfg.RevisionPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.store.LatestEventID(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("revision poll failed", "err", err)
+			}
+		}
+	}
+}
+
+// ListenAndServe serves on cfg.Host:cfg.Port until ctx ends, then shuts
+// down gracefully. ready, when not nil, receives the bound address.
+func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, fmt.Sprint(s.cfg.Port)))
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln, ready)
+}
+
+// Serve serves on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.Run(runCtx)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// handlerFunc adapts an error-returning handler: a returned error is
+// written once, through apierr.Write.
+func handlerFunc(s *Server, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	apierr.Write(w, r, s.log, err)
+}

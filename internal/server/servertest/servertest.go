@@ -1,0 +1,312 @@
+// Package servertest starts the real Bunting server on loopback against a
+// fresh SQLite file or a fresh PostgreSQL database, for black-box tests.
+//
+//	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+//		res := h.Do(t, "GET", "/api/admin/projects", h.AdminToken, nil)
+//		res.Want(t, 200)
+//	})
+//
+// Run executes the body against SQLite always and against PostgreSQL when
+// TEST_POSTGRES_URL is set. With BUNTING_REQUIRE_POSTGRES=1 an unset or
+// unreachable PostgreSQL fails the test instead of skipping that half.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // postgres driver for CREATE/DROP DATABASE
+
+	"github.com/bunting-flags/bunting/internal/server"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// Well-known secrets every harness server is started with.
+const (
+	AdminToken    = "*:*.test-admin-secret"
+	ClientToken   = "default:development.test-client-secret"
+	ProdToken     = "default:production.test-client-prod-secret"
+	FrontendToken = "default:development.test-frontend-secret"
+)
+
+// Database is where a harness server keeps its data; two servers started
+// on the same Database share it (multi-instance tests).
+type Database struct {
+	// Kind is "sqlite" or "postgres".
+	Kind string
+	// URL is the PostgreSQL URL, Path the SQLite file.
+	URL  string
+	Path string
+}
+
+// Harness is one running server.
+type Harness struct {
+	// URL is the server's base address, e.g. http://127.0.0.1:41234.
+	URL string
+	// AdminToken, ClientToken and FrontendToken are valid secrets.
+	AdminToken, ClientToken, FrontendToken string
+	// DB is the database the server runs on.
+	DB Database
+	// Server and Store are the running objects, for white-box checks.
+	Server *server.Server
+	Store  *store.Store
+	// Client is the HTTP client used by Do.
+	Client *http.Client
+}
+
+// Option adjusts the configuration of a harness server.
+type Option func(*server.Config)
+
+// Run runs body against every available database as subtests named
+// "sqlite" and "postgres".
+func Run(t *testing.T, body func(t *testing.T, h *Harness), opts ...Option) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		body(t, Start(t, NewSQLite(t), opts...))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		db := NewPostgres(t)
+		body(t, Start(t, db, opts...))
+	})
+}
+
+// RunDB runs body with a fresh database of every available kind, without
+// starting a server (store-level tests).
+func RunDB(t *testing.T, body func(t *testing.T, db Database)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { body(t, NewSQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { body(t, NewPostgres(t)) })
+}
+
+// NewSQLite returns a fresh SQLite database file in a temporary directory.
+func NewSQLite(t testing.TB) Database {
+	return Database{Kind: "sqlite", Path: filepath.Join(t.TempDir(), "bunting.db")}
+}
+
+// NewPostgres creates a fresh PostgreSQL database (dropped at cleanup).
+// Without TEST_POSTGRES_URL it skips, unless BUNTING_REQUIRE_POSTGRES=1,
+// which turns a missing or unreachable PostgreSQL into a failure.
+func NewPostgres(t testing.TB) Database {
+	t.Helper()
+	base := os.Getenv("TEST_POSTGRES_URL")
+	require := os.Getenv("BUNTING_REQUIRE_POSTGRES") == "1"
+	if base == "" {
+		if require {
+			t.Fatal("BUNTING_REQUIRE_POSTGRES=1 but TEST_POSTGRES_URL is not set")
+		}
+		t.Skip("TEST_POSTGRES_URL is not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = admin.PingContext(ctx)
+		cancel()
+	}
+	if err != nil {
+		if require {
+			t.Fatalf("PostgreSQL at TEST_POSTGRES_URL is unreachable: %v", err)
+		}
+		t.Skipf("PostgreSQL unreachable: %v", err)
+	}
+	name := "bunting_test_" + server.RandomHex(6)
+	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
+		admin.Close()
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+			t.Logf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("TEST_POSTGRES_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return Database{Kind: "postgres", URL: u.String()}
+}
+
+// OpenStore opens (and migrates) a store on db, closed at cleanup.
+func OpenStore(t testing.TB, db Database) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{URL: db.URL, Path: db.Path})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Start runs a server on db until the test ends.
+func Start(t testing.TB, db Database, opts ...Option) *Harness {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Host, cfg.Port = "127.0.0.1", 0
+	cfg.DatabaseURL, cfg.DatabasePath = db.URL, db.Path
+	cfg.InitAdminTokens = []string{AdminToken}
+	cfg.InitClientTokens = []string{ClientToken, ProdToken}
+	cfg.InitFrontendTokens = []string{FrontendToken}
+	cfg.RevisionPollInterval = 200 * time.Millisecond
+	for _, o := range opts {
+		o(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(ctx, store.Config{URL: cfg.DatabaseURL, Path: cfg.DatabasePath, Logger: log})
+	if err != nil {
+		cancel()
+		t.Fatalf("open store: %v", err)
+	}
+	srv, err := server.New(cfg, st, log)
+	if err != nil {
+		cancel()
+		st.Close()
+		t.Fatalf("new server: %v", err)
+	}
+	if _, err := srv.Bootstrap(ctx); err != nil {
+		cancel()
+		st.Close()
+		t.Fatalf("bootstrap: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		st.Close()
+		t.Fatalf("listen: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server stopped with error: %v", err)
+		}
+		st.Close()
+	})
+	return &Harness{
+		URL: "http://" + ln.Addr().String(), AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken,
+		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second},
+	}
+}
+
+// testWriter sends server logs to the test log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends a request. body may be nil, a string or []byte (sent as is), or
+// any other value (sent as JSON). A non-nil body gets Content-Type
+// application/json unless headers override it. headers are name/value pairs.
+func (h *Harness) Do(t testing.TB, method, path, token string, body any, headers ...string) *Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode body: %v", err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequest(method, h.URL+path, rd)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	res, err := h.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Want fails the test unless the status is one of want.
+func (r *Response) Want(t testing.TB, want int) *Response {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, want, r.Body)
+	}
+	return r
+}
+
+// JSON decodes the body into v.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r *Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// WantError checks an error response: its status, its Unleash error name,
+// that it has an id, and that its message contains every fragment.
+func (r *Response) WantError(t testing.TB, status int, name string, fragments ...string) {
+	t.Helper()
+	r.Want(t, status)
+	var body struct{ ID, Name, Message string }
+	r.JSON(t, &body)
+	if body.ID == "" || body.Name != name {
+		t.Fatalf("error body %s: want name %q and an id", r.Body, name)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(body.Message, f) {
+			t.Fatalf("error message %q does not contain %q", body.Message, f)
+		}
+	}
+}
+
+// String is the body as text.
+func (r *Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }

@@ -1,0 +1,68 @@
+package store
+
+// ClientData is everything the client API serves, loaded at once so that
+// the server can answer SDKs from memory.
+type ClientData struct {
+	Revision     int64
+	Features     []Feature
+	Environments []FeatureEnvironment
+	Strategies   []Strategy
+	Segments     []Segment
+	Dependencies []Dependency
+	// Tags maps a flag name to its tags as [type, value] pairs.
+	Tags map[string][][2]string
+}
+
+// featureTagPairsHook loads every flag's tags; the extras part (which owns
+// tags) sets it. Without it flags have no tags.
+var featureTagPairsHook func(q Q) (map[string][][2]string, error)
+
+// ClientData loads the client API's data in one read transaction. Revision
+// is read first, so a change committed during the load makes the data
+// look older than it is (and be rebuilt), never newer.
+func (s *Store) ClientData(q Q) (*ClientData, error) {
+	rev, err := s.LatestEventID(q.ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &ClientData{Revision: rev}
+	if d.Features, err = q.Features("", false); err != nil {
+		return nil, err
+	}
+	if d.Environments, err = q.allFeatureEnvironments(); err != nil {
+		return nil, err
+	}
+	if d.Strategies, err = q.AllStrategies(); err != nil {
+		return nil, err
+	}
+	if d.Segments, err = q.Segments(); err != nil {
+		return nil, err
+	}
+	if d.Dependencies, err = q.Dependencies(""); err != nil {
+		return nil, err
+	}
+	d.Tags = map[string][][2]string{}
+	if featureTagPairsHook != nil {
+		if d.Tags, err = featureTagPairsHook(q); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (q Q) allFeatureEnvironments() ([]FeatureEnvironment, error) {
+	rows, err := q.query(`SELECT feature_name, environment, enabled, variants, last_seen_at FROM feature_environments`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FeatureEnvironment
+	for rows.Next() {
+		fe, err := scanFeatureEnvironment(rows)
+		if err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, fe)
+	}
+	return out, q.s.translate(rows.Err())
+}

@@ -1,0 +1,58 @@
+package store
+
+// Dependencies lists the parents of child (every child's when child is "").
+func (q Q) Dependencies(child string) ([]Dependency, error) {
+	query := `SELECT child, parent, enabled, variants FROM feature_dependencies`
+	var args []any
+	if child != "" {
+		query += ` WHERE child = $1`
+		args = append(args, child)
+	}
+	rows, err := q.query(query+` ORDER BY child, parent`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Dependency{}
+	for rows.Next() {
+		var d Dependency
+		var variants string
+		if err := rows.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
+			return nil, q.s.translate(err)
+		}
+		if err := decodeJSON(variants, &d.Variants); err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, d)
+	}
+	return out, q.s.translate(rows.Err())
+}
+
+// Children lists the flags that depend on parent.
+func (q Q) Children(parent string) ([]string, error) {
+	rows, err := q.query(`SELECT child FROM feature_dependencies WHERE parent = $1 ORDER BY child`, parent)
+	if err != nil {
+		return nil, err
+	}
+	return collectStrings(q, rows)
+}
+
+// UpsertDependency adds or replaces child's dependency on d.Feature.
+func (q Q) UpsertDependency(child string, d Dependency) error {
+	_, err := q.exec(`INSERT INTO feature_dependencies (child, parent, enabled, variants) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (child, parent) DO UPDATE SET enabled = excluded.enabled, variants = excluded.variants`,
+		child, d.Feature, d.Enabled, encodeJSON(nonNil(d.Variants)))
+	return err
+}
+
+// DeleteDependency removes child's dependency on parent and reports whether one existed.
+func (q Q) DeleteDependency(child, parent string) (bool, error) {
+	n, err := q.exec(`DELETE FROM feature_dependencies WHERE child = $1 AND parent = $2`, child, parent)
+	return n > 0, err
+}
+
+// DeleteDependencies removes all of child's dependencies and reports whether any existed.
+func (q Q) DeleteDependencies(child string) (bool, error) {
+	n, err := q.exec(`DELETE FROM feature_dependencies WHERE child = $1`, child)
+	return n > 0, err
+}

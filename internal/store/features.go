@@ -1,0 +1,187 @@
+package store
+
+import (
+	"database/sql"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+const featureColumns = `name, project_id, type, description, stale, potentially_stale, impression_data, archived_at, created_at, created_by, last_seen_at`
+
+func scanFeature(sc interface{ Scan(...any) error }) (Feature, error) {
+	var (
+		f                      Feature
+		desc, createdBy        sql.NullString
+		archivedAt, lastSeenAt sql.NullInt64
+		createdAt              int64
+	)
+	err := sc.Scan(&f.Name, &f.Project, &f.Type, &desc, &f.Stale, &f.PotentiallyStale, &f.ImpressionData,
+		&archivedAt, &createdAt, &createdBy, &lastSeenAt)
+	f.Description, f.CreatedBy = strPtr(desc), strPtr(createdBy)
+	f.ArchivedAt, f.LastSeenAt, f.CreatedAt = timePtr(archivedAt), timePtr(lastSeenAt), FromMillis(createdAt)
+	f.Archived = archivedAt.Valid
+	return f, err
+}
+
+// Feature returns a flag (archived or not) or a NotFound error.
+func (q Q) Feature(name string) (Feature, error) {
+	f, err := scanFeature(q.q.QueryRowContext(q.ctx, `SELECT `+featureColumns+` FROM features WHERE name = $1`, name))
+	if err == sql.ErrNoRows {
+		return f, apierr.NotFound("Could not find feature flag %s", name)
+	}
+	return f, q.s.translate(err)
+}
+
+// FeatureInProject returns a flag that belongs to project, with the Unleash
+// messages when it does not exist or lives in another project.
+func (q Q) FeatureInProject(project, name string) (Feature, error) {
+	f, err := q.Feature(name)
+	if apierr.IsKind(err, apierr.KindNotFound) {
+		return f, apierr.NotFound("There's no feature named \"%s\" in project \"%s\".", name, project)
+	}
+	if err != nil {
+		return f, err
+	}
+	if f.Project != project {
+		return f, apierr.NotFound("There's no feature named \"%s\" in project \"%s\", but there's a feature with that name in project \"%s\"", name, project, f.Project)
+	}
+	return f, nil
+}
+
+// Features lists a project's flags (archived ones when archived is true),
+// or every project's when project is empty, ordered by creation.
+func (q Q) Features(project string, archived bool) ([]Feature, error) {
+	cond := `archived_at IS NULL`
+	if archived {
+		cond = `archived_at IS NOT NULL`
+	}
+	query := `SELECT ` + featureColumns + ` FROM features WHERE ` + cond
+	var args []any
+	if project != "" {
+		query += ` AND project_id = $1`
+		args = append(args, project)
+	}
+	rows, err := q.query(query+` ORDER BY created_at, name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Feature{}
+	for rows.Next() {
+		f, err := scanFeature(rows)
+		if err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, f)
+	}
+	return out, q.s.translate(rows.Err())
+}
+
+// InsertFeature creates a flag, disabled in every environment of its project.
+func (q Q) InsertFeature(f Feature) error {
+	_, err := q.exec(`INSERT INTO features (`+featureColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9, NULL)`,
+		f.Name, f.Project, f.Type, nullableText(f.Description), f.Stale, false, f.ImpressionData,
+		Millis(f.CreatedAt), nullableText(f.CreatedBy))
+	if apierr.IsKind(err, apierr.KindConflict) {
+		return apierr.Conflict("A flag with that name already exists")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(`INSERT INTO feature_environments (feature_name, environment, enabled, variants)
+		SELECT $1, environment_name, FALSE, '[]' FROM project_environments WHERE project_id = $2`, f.Name, f.Project)
+	return err
+}
+
+// UpdateFeature stores a flag's type, description, stale and impression data.
+func (q Q) UpdateFeature(f Feature) error {
+	_, err := q.exec(`UPDATE features SET type = $2, description = $3, stale = $4, impression_data = $5, potentially_stale = $6 WHERE name = $1`,
+		f.Name, f.Type, nullableText(f.Description), f.Stale, f.ImpressionData, f.PotentiallyStale)
+	return err
+}
+
+// ArchiveFeature marks a flag archived.
+func (q Q) ArchiveFeature(name string) error {
+	_, err := q.exec(`UPDATE features SET archived_at = $2 WHERE name = $1`, name, q.now())
+	return err
+}
+
+// ReviveFeature brings an archived flag back, switched off everywhere.
+func (q Q) ReviveFeature(name string) error {
+	if _, err := q.exec(`UPDATE features SET archived_at = NULL WHERE name = $1`, name); err != nil {
+		return err
+	}
+	_, err := q.exec(`UPDATE feature_environments SET enabled = FALSE WHERE feature_name = $1`, name)
+	return err
+}
+
+// DeleteFeature removes a flag and everything attached to it.
+func (q Q) DeleteFeature(name string) error {
+	_, err := q.exec(`DELETE FROM features WHERE name = $1`, name)
+	return err
+}
+
+// FeatureEnvironments lists a flag's state in each environment, ordered
+// like the environments.
+func (q Q) FeatureEnvironments(feature string) ([]FeatureEnvironment, error) {
+	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at
+		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
+		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []FeatureEnvironment{}
+	for rows.Next() {
+		fe, err := scanFeatureEnvironment(rows)
+		if err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, fe)
+	}
+	return out, q.s.translate(rows.Err())
+}
+
+func scanFeatureEnvironment(sc interface{ Scan(...any) error }) (FeatureEnvironment, error) {
+	var (
+		fe       FeatureEnvironment
+		variants string
+		lastSeen sql.NullInt64
+	)
+	if err := sc.Scan(&fe.FeatureName, &fe.Environment, &fe.Enabled, &variants, &lastSeen); err != nil {
+		return fe, err
+	}
+	fe.LastSeenAt = timePtr(lastSeen)
+	fe.Variants = []engine.Variant{}
+	return fe, decodeJSON(variants, &fe.Variants)
+}
+
+// FeatureEnvironment returns a flag's state in one environment, or the
+// Unleash NotFound message when the flag is not in that environment.
+func (q Q) FeatureEnvironment(feature, env string) (FeatureEnvironment, error) {
+	fe, err := scanFeatureEnvironment(q.q.QueryRowContext(q.ctx, `SELECT feature_name, environment, enabled, variants, last_seen_at
+		FROM feature_environments WHERE feature_name = $1 AND environment = $2`, feature, env))
+	if err == sql.ErrNoRows {
+		return fe, apierr.NotFound("Could not find environment %s for feature: %s", env, feature)
+	}
+	return fe, q.s.translate(err)
+}
+
+// SetFeatureEnvironmentEnabled switches a flag on or off in an environment
+// and reports whether the stored state changed.
+func (q Q) SetFeatureEnvironmentEnabled(feature, env string, enabled bool) (bool, error) {
+	n, err := q.exec(`UPDATE feature_environments SET enabled = $3 WHERE feature_name = $1 AND environment = $2 AND enabled <> $3`,
+		feature, env, enabled)
+	return n > 0, err
+}
+
+// SetFeatureEnvironmentVariants stores a flag's variants in an environment.
+func (q Q) SetFeatureEnvironmentVariants(feature, env string, variants []engine.Variant) error {
+	if variants == nil {
+		variants = []engine.Variant{}
+	}
+	_, err := q.exec(`UPDATE feature_environments SET variants = $3 WHERE feature_name = $1 AND environment = $2`,
+		feature, env, encodeJSON(variants))
+	return err
+}

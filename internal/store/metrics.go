@@ -1,0 +1,144 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// FlagUsage is one flag's counts in a metrics report.
+type FlagUsage struct {
+	Yes      int64
+	No       int64
+	Variants map[string]int64
+}
+
+// ClientApplication is an SDK instance as it registers or reports.
+type ClientApplication struct {
+	AppName     string
+	InstanceID  string
+	Environment string
+	SDKVersion  string
+	Strategies  []string
+	Interval    int64
+	StartedAt   *time.Time
+}
+
+// RecordUsage adds a metrics report to the hourly counts of each flag in
+// env for app, and updates each used flag's lastSeenAt. Usage is telemetry,
+// not a change, so it writes no event.
+func (q Q) RecordUsage(app, env string, at time.Time, usage map[string]FlagUsage) error {
+	hour := at.UTC().Truncate(time.Hour).UnixMilli()
+	now := q.now()
+	for name, u := range usage {
+		if _, err := q.exec(`INSERT INTO client_metrics_hourly (feature_name, app_name, environment, hour, yes, no)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (feature_name, app_name, environment, hour) DO UPDATE SET yes = client_metrics_hourly.yes + excluded.yes, no = client_metrics_hourly.no + excluded.no`,
+			name, app, env, hour, u.Yes, u.No); err != nil {
+			return err
+		}
+		for variant, n := range u.Variants {
+			if _, err := q.exec(`INSERT INTO client_metrics_variants_hourly (feature_name, app_name, environment, hour, variant, count)
+				VALUES ($1, $2, $3, $4, $5, $6)
+				ON CONFLICT (feature_name, app_name, environment, hour, variant) DO UPDATE SET count = client_metrics_variants_hourly.count + excluded.count`,
+				name, app, env, hour, variant, n); err != nil {
+				return err
+			}
+		}
+		if u.Yes+u.No == 0 {
+			continue
+		}
+		if _, err := q.exec(`UPDATE feature_environments SET last_seen_at = $3 WHERE feature_name = $1 AND environment = $2`, name, env, now); err != nil {
+			return err
+		}
+		if _, err := q.exec(`UPDATE features SET last_seen_at = $2 WHERE name = $1`, name, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ApplicationKnown reports whether an application name has been seen.
+func (q Q) ApplicationKnown(app string) (bool, error) {
+	var known int
+	err := q.row([]any{&known}, `SELECT COUNT(*) FROM client_applications WHERE app_name = $1`, app)
+	return known > 0, err
+}
+
+// SeenApplication upserts an SDK instance.
+func (q Q) SeenApplication(a ClientApplication) error {
+	var started any
+	if a.StartedAt != nil {
+		started = Millis(*a.StartedAt)
+	}
+	strategies, _ := json.Marshal(nonNil(a.Strategies))
+	now := q.now()
+	_, err := q.exec(`INSERT INTO client_applications (app_name, instance_id, environment, sdk_version, strategies, interval_ms, started_at, created_at, last_seen)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+		ON CONFLICT (app_name, instance_id) DO UPDATE SET environment = excluded.environment,
+			sdk_version = COALESCE(excluded.sdk_version, client_applications.sdk_version),
+			strategies = CASE WHEN excluded.strategies = '[]' THEN client_applications.strategies ELSE excluded.strategies END,
+			interval_ms = CASE WHEN excluded.interval_ms = 0 THEN client_applications.interval_ms ELSE excluded.interval_ms END,
+			started_at = COALESCE(excluded.started_at, client_applications.started_at),
+			last_seen = excluded.last_seen`,
+		a.AppName, a.InstanceID, a.Environment, nullString(a.SDKVersion), string(strategies), a.Interval, started, now)
+	return err
+}
+
+// UsageRow is one hour of a flag's usage by one application in one environment.
+type UsageRow struct {
+	FeatureName string           `json:"featureName"`
+	AppName     string           `json:"appName"`
+	Environment string           `json:"environment"`
+	Timestamp   time.Time        `json:"timestamp"`
+	Yes         int64            `json:"yes"`
+	No          int64            `json:"no"`
+	Variants    map[string]int64 `json:"variants"`
+}
+
+// FeatureUsage returns a flag's hourly usage since a time, newest first.
+func (q Q) FeatureUsage(feature string, since time.Time) ([]UsageRow, error) {
+	rows, err := q.query(`SELECT feature_name, app_name, environment, hour, yes, no FROM client_metrics_hourly
+		WHERE feature_name = $1 AND hour >= $2 ORDER BY hour DESC, environment, app_name`, feature, Millis(since))
+	if err != nil {
+		return nil, err
+	}
+	out := []UsageRow{}
+	index := map[[3]string]int{}
+	key := func(app, env string, hour int64) [3]string {
+		return [3]string{app, env, FromMillis(hour).Format(time.RFC3339)}
+	}
+	func() {
+		defer rows.Close()
+		for rows.Next() {
+			var r UsageRow
+			var hour int64
+			if err = rows.Scan(&r.FeatureName, &r.AppName, &r.Environment, &hour, &r.Yes, &r.No); err != nil {
+				return
+			}
+			r.Timestamp, r.Variants = FromMillis(hour), map[string]int64{}
+			index[key(r.AppName, r.Environment, hour)] = len(out)
+			out = append(out, r)
+		}
+		err = rows.Err()
+	}()
+	if err != nil {
+		return nil, q.s.translate(err)
+	}
+	vrows, err := q.query(`SELECT app_name, environment, hour, variant, count FROM client_metrics_variants_hourly
+		WHERE feature_name = $1 AND hour >= $2`, feature, Millis(since))
+	if err != nil {
+		return nil, err
+	}
+	defer vrows.Close()
+	for vrows.Next() {
+		var app, env, variant string
+		var hour, n int64
+		if err := vrows.Scan(&app, &env, &hour, &variant, &n); err != nil {
+			return nil, q.s.translate(err)
+		}
+		if i, ok := index[key(app, env, hour)]; ok {
+			out[i].Variants[variant] = n
+		}
+	}
+	return out, q.s.translate(vrows.Err())
+}

@@ -1,0 +1,271 @@
+// Package store is Bunting's one database/sql implementation for SQLite
+// (modernc.org/sqlite, the default) and PostgreSQL (pgx). Every SQL text uses
+// $N placeholders, which both drivers accept; the few differences live in
+// Dialect. Schema migrations (goose, embedded) run when the store opens.
+//
+// Every change goes through Store.Tx, and every change writes its event in
+// the same transaction (Tx.Event): a change and its event commit together or
+// not at all. A transaction that changed rows without writing an event is
+// rolled back with an error.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFiles embed.FS
+
+// Config says which database to open.
+type Config struct {
+	// URL is a postgres:// (or postgresql://) URL; when empty, SQLite is used.
+	URL string
+	// Path is the SQLite file; its directory is created when missing.
+	Path string
+	// Logger receives migration and maintenance messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Dialect holds what differs between the two databases.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name  string
+	goose goose.Dialect
+	dir   string
+	// isUnique reports a unique or primary-key violation.
+	isUnique func(error) bool
+	// isForeignKey reports a foreign-key violation.
+	isForeignKey func(error) bool
+}
+
+var (
+	sqliteDialect = Dialect{
+		Name: "sqlite", goose: goose.DialectSQLite3, dir: "migrations/sqlite",
+		isUnique: func(err error) bool {
+			var e *sqlite.Error
+			return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+		},
+		isForeignKey: func(err error) bool {
+			var e *sqlite.Error
+			return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+		},
+	}
+	postgresDialect = Dialect{
+		Name: "postgres", goose: goose.DialectPostgres, dir: "migrations/postgres",
+		isUnique: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && e.Code == "23505"
+		},
+		isForeignKey: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && e.Code == "23503"
+		},
+	}
+)
+
+// Store is an open database with its schema migrated.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	log     *slog.Logger
+	// now is the clock used for timestamps; tests may replace it.
+	now func() time.Time
+	// revision is the highest event id this process has seen committed.
+	revision atomic.Int64
+}
+
+// IsPostgresURL reports whether u selects PostgreSQL.
+func IsPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// Open connects, migrates and returns the store.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var (
+		db      *sql.DB
+		dialect Dialect
+		err     error
+	)
+	switch {
+	case IsPostgresURL(cfg.URL):
+		dialect = postgresDialect
+		db, err = sql.Open("pgx", cfg.URL)
+		if err == nil {
+			db.SetMaxOpenConns(16)
+			db.SetMaxIdleConns(16)
+		}
+	case cfg.URL != "":
+		return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL (got scheme %q); leave it empty for SQLite", schemeOf(cfg.URL))
+	default:
+		dialect = sqliteDialect
+		db, err = openSQLite(cfg.Path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, dialect: dialect, log: log, now: time.Now}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s: %w", dialect.Name, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if _, err := s.LatestEventID(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func schemeOf(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Scheme
+	}
+	return ""
+}
+
+func openSQLite(path string) (*sql.DB, error) {
+	if path == "" {
+		path = filepath.Join("data", "bunting.db")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	return db, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrationFiles, s.dialect.dir)
+	if err != nil {
+		return err
+	}
+	var opts []goose.ProviderOption
+	if s.dialect.Name == "postgres" {
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(s.dialect.goose, s.db, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", s.dialect.Name, err)
+	}
+	for _, r := range res {
+		s.log.Info("migration applied", "version", r.Source.Version, "file", filepath.Base(r.Source.Path))
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dialect returns the database dialect.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// DB returns the underlying database, for telemetry writes that are not
+// changes (client metrics, registrations) and for tests.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Now returns the store clock's current time.
+func (s *Store) Now() time.Time { return s.now() }
+
+// SetClock replaces the clock (tests only).
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Revision is the highest event id this process knows to be committed. It
+// rises when this process commits a change, or when LatestEventID sees
+// changes made by another instance.
+func (s *Store) Revision() int64 { return s.revision.Load() }
+
+func (s *Store) observeRevision(id int64) {
+	for {
+		cur := s.revision.Load()
+		if id <= cur || s.revision.CompareAndSwap(cur, id) {
+			return
+		}
+	}
+}
+
+// LatestEventID reads the highest event id from the database (a cheap
+// primary-key lookup) and raises Revision to it.
+func (s *Store) LatestEventID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
+		return 0, s.translate(err)
+	}
+	s.observeRevision(id.Int64)
+	return id.Int64, nil
+}
+
+// translate turns driver errors into domain errors.
+func (s *Store) translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return apierr.NotFound("the resource does not exist")
+	case s.dialect.isUnique(err):
+		return &apierr.Error{Kind: apierr.KindConflict, Message: "a resource with that name already exists", Err: err}
+	case s.dialect.isForeignKey(err):
+		return &apierr.Error{Kind: apierr.KindConflict, Name: "ConflictError", Message: "the change conflicts with a related resource", Err: err}
+	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return apierr.Internal(err)
+}
+
+// IsUniqueViolation reports whether err is (or wraps) a unique violation.
+func (s *Store) IsUniqueViolation(err error) bool { return s.dialect.isUnique(err) }
+
+// Millis converts a time to the stored unix-millisecond form.
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis converts stored unix milliseconds to a UTC time.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

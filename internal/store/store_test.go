@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+func countEvents(t *testing.T, st *store.Store) int {
+	t.Helper()
+	var n int
+	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func projectExists(t *testing.T, st *store.Store, id string) bool {
+	_, err := st.Q(context.Background()).Project(id)
+	if err != nil && !apierr.IsKind(err, apierr.KindNotFound) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func newProject(tx *store.Tx, id string) error {
+	return tx.InsertProject(store.Project{ID: id, Name: id, Mode: "open", DefaultStickiness: "default", Health: 100, CreatedAt: tx.Now()}, nil)
+}
+
+func TestChangeAndEventCommitTogether(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		ctx := context.Background()
+		before := countEvents(t, st)
+
+		// A change with its event commits both and raises the revision.
+		rev := st.Revision()
+		err := st.Tx(ctx, func(tx *store.Tx) error {
+			if err := newProject(tx, "p1"); err != nil {
+				return err
+			}
+			return tx.Event(store.NewEvent{Type: "project-created", Project: "p1", Actor: store.Actor{Name: "test"}})
+		})
+		if err != nil || !projectExists(t, st, "p1") || countEvents(t, st) != before+1 || st.Revision() <= rev {
+			t.Fatalf("commit: err %v, events %d, revision %d→%d", err, countEvents(t, st), rev, st.Revision())
+		}
+
+		// A change without its event is refused and leaves nothing.
+		err = st.Tx(ctx, func(tx *store.Tx) error { return newProject(tx, "p2") })
+		if !errors.Is(err, store.ErrChangeWithoutEvent) || projectExists(t, st, "p2") {
+			t.Fatalf("change without event: err %v, exists %v", err, projectExists(t, st, "p2"))
+		}
+
+		// A change that fails after its event leaves neither.
+		err = st.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.Event(store.NewEvent{Type: "project-created", Project: "p3", Actor: store.Actor{Name: "test"}}); err != nil {
+				return err
+			}
+			return newProject(tx, "p1") // duplicate id
+		})
+		if !apierr.IsKind(err, apierr.KindConflict) || countEvents(t, st) != before+1 {
+			t.Fatalf("failed change: err %v, events %d", err, countEvents(t, st))
+		}
+
+		// An event whose change is rolled back by the caller is gone too.
+		err = st.Tx(ctx, func(tx *store.Tx) error {
+			if err := newProject(tx, "p4"); err != nil {
+				return err
+			}
+			if err := tx.Event(store.NewEvent{Type: "project-created", Project: "p4", Actor: store.Actor{Name: "test"}}); err != nil {
+				return err
+			}
+			return apierr.Validation("changed my mind")
+		})
+		if err == nil || projectExists(t, st, "p4") || countEvents(t, st) != before+1 {
+			t.Fatalf("rollback: err %v", err)
+		}
+
+		// A panic inside the transaction rolls back and is returned as an error.
+		err = st.Tx(ctx, func(tx *store.Tx) error {
+			_ = newProject(tx, "p5")
+			panic("boom")
+		})
+		if err == nil || projectExists(t, st, "p5") {
+			t.Fatalf("panic: err %v", err)
+		}
+	})
+}
+
+func TestNoOpUpdateEventIsDropped(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		before := countEvents(t, st)
+		err := st.Tx(context.Background(), func(tx *store.Tx) error {
+			return tx.Event(store.NewEvent{Type: "project-updated", Data: map[string]any{"a": 1}, PreData: map[string]any{"a": 1}})
+		})
+		if err != nil || countEvents(t, st) != before {
+			t.Fatalf("err %v, events %d→%d", err, before, countEvents(t, st))
+		}
+	})
+}
+
+func TestFreshDatabaseSeed(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		q := st.Q(context.Background())
+		if _, err := q.Project("default"); err != nil {
+			t.Fatal(err)
+		}
+		envs, err := q.Environments()
+		if err != nil || len(envs) != 2 || envs[0].Name != "development" || envs[1].Name != "production" {
+			t.Fatalf("environments %+v %v", envs, err)
+		}
+		types, err := q.StrategyTypes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, ty := range types {
+			names[ty.Name] = !ty.Editable
+		}
+		for _, n := range []string{"flexibleRollout", "default", "remoteAddress", "applicationHostname"} {
+			if !names[n] {
+				t.Errorf("built-in strategy %s missing or editable", n)
+			}
+		}
+	})
+}
+
+// Several instances starting at once on one PostgreSQL database migrate it
+// once, under goose's advisory session lock. (SQLite is single-instance.)
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	func(t *testing.T, db servertest.Database) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := store.Open(context.Background(), store.Config{URL: db.URL, Path: db.Path})
+				if err == nil {
+					st.Close()
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("concurrent open: %v", err)
+			}
+		}
+		st := servertest.OpenStore(t, db)
+		projects, err := st.Q(context.Background()).Projects()
+		if err != nil || len(projects) != 1 {
+			t.Fatalf("projects after concurrent migration: %v %v", projects, err)
+		}
+	}(t, servertest.NewPostgres(t))
+}

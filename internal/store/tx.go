@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q runs queries with a context, either on the database or inside a
+// transaction. The read methods of the domain files are defined on Q, so
+// they work in both places.
+type Q struct {
+	ctx context.Context
+	q   querier
+	s   *Store
+	tx  *Tx
+}
+
+// Q returns a query runner on the database, outside any transaction.
+func (s *Store) Q(ctx context.Context) Q { return Q{ctx: ctx, q: s.db, s: s} }
+
+// exec runs a statement. Inside a transaction, affected rows mark the
+// transaction as changed, so it must also write an event.
+func (q Q) exec(query string, args ...any) (int64, error) {
+	res, err := q.q.ExecContext(q.ctx, query, args...)
+	if err != nil {
+		return 0, q.s.translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, q.s.translate(err)
+	}
+	if q.tx != nil && n > 0 {
+		q.tx.changed = true
+	}
+	return n, nil
+}
+
+// query runs a query; the caller closes the rows.
+func (q Q) query(query string, args ...any) (*sql.Rows, error) {
+	rows, err := q.q.QueryContext(q.ctx, query, args...)
+	return rows, q.s.translate(err)
+}
+
+// row runs a single-row query and scans it; sql.ErrNoRows becomes a
+// NotFound domain error.
+func (q Q) row(dest []any, query string, args ...any) error {
+	return q.s.translate(q.q.QueryRowContext(q.ctx, query, args...).Scan(dest...))
+}
+
+// now is the store clock in unix milliseconds.
+func (q Q) now() int64 { return Millis(q.s.now()) }
+
+// Tx is one transaction. Every change made through it must be accompanied
+// by an Event before the transaction function returns.
+type Tx struct {
+	Q
+	sqlTx   *sql.Tx
+	changed bool
+	events  int
+	maxID   int64
+	at      int64
+}
+
+// ErrChangeWithoutEvent is returned (and the transaction rolled back) when a
+// transaction changed rows without writing an event.
+var ErrChangeWithoutEvent = errors.New("store: a change was made without writing its event")
+
+// Tx runs fn in a transaction. It commits when fn returns nil and rolls back
+// otherwise. A transaction that changed rows but wrote no event is rolled
+// back with ErrChangeWithoutEvent. The events' ids raise Revision once the
+// commit succeeds.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.translate(err)
+	}
+	tx := &Tx{sqlTx: sqlTx, at: Millis(s.now())}
+	tx.Q = Q{ctx: ctx, q: sqlTx, s: s, tx: tx}
+	if err := s.runTx(tx, fn); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return s.translate(err)
+	}
+	s.observeRevision(tx.maxID)
+	return nil
+}
+
+func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: panic in transaction: %v", p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if tx.changed && tx.events == 0 {
+		return ErrChangeWithoutEvent
+	}
+	return nil
+}
+
+// Event is one entry of the event log.
+type Event struct {
+	ID              int64           `json:"id"`
+	Type            string          `json:"type"`
+	CreatedBy       string          `json:"createdBy"`
+	CreatedByUserID *int64          `json:"createdByUserId"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	Data            json.RawMessage `json:"data"`
+	PreData         json.RawMessage `json:"preData"`
+	Tags            json.RawMessage `json:"tags"`
+	FeatureName     *string         `json:"featureName"`
+	Project         *string         `json:"project"`
+	Environment     *string         `json:"environment"`
+}
+
+// Actor is who makes a change; it fills createdBy and createdByUserId.
+type Actor struct {
+	Name   string
+	UserID *int64
+}
+
+// NewEvent describes an event to write. Data and PreData are encoded as
+// JSON; nil stays null.
+type NewEvent struct {
+	Type        string
+	Actor       Actor
+	FeatureName string
+	Project     string
+	Environment string
+	Data        any
+	PreData     any
+}
+
+// Event writes ev in this transaction. Like Unleash, an update event whose
+// data equals its previous data is dropped (no-op updates log nothing); use
+// Changed to tell whether anything was written.
+func (tx *Tx) Event(ev NewEvent) error {
+	data, err := encodeNullable(ev.Data)
+	if err != nil {
+		return err
+	}
+	pre, err := encodeNullable(ev.PreData)
+	if err != nil {
+		return err
+	}
+	if data != nil && pre != nil && jsonEqual(data, pre) {
+		tx.events++ // accounted for: the change was a no-op
+		return nil
+	}
+	tags := "[]"
+	if ev.FeatureName != "" {
+		tags, err = tx.featureTagsJSON(ev.FeatureName)
+		if err != nil {
+			return err
+		}
+	}
+	var id int64
+	err = tx.row([]any{&id}, `INSERT INTO events (type, created_by, created_by_user_id, created_at, data, pre_data, tags, feature_name, project, environment)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		ev.Type, actorName(ev.Actor), ev.Actor.UserID, tx.at, data, pre, tags,
+		nullString(ev.FeatureName), nullString(ev.Project), nullString(ev.Environment))
+	if err != nil {
+		return err
+	}
+	if _, err := tx.exec(`INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $2, $3, 1)
+		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1`, ev.Type, ev.Project, ev.FeatureName); err != nil {
+		return err
+	}
+	if tx.s.dialect.Name == "sqlite" {
+		body := ev.Type + " " + actorName(ev.Actor) + " " + deref(data) + " " + deref(pre) + " " + tags
+		if _, err := tx.exec(`INSERT INTO events_fts (rowid, body) VALUES ($1, $2)`, id, body); err != nil {
+			return err
+		}
+	}
+	tx.events++
+	tx.maxID = max(tx.maxID, id)
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// featureTagsJSON returns the flag's current tags for an event. Tags are
+// owned by the extras part; until its table exists the list is empty.
+var featureTagsHook func(q Q, feature string) (string, error)
+
+func (tx *Tx) featureTagsJSON(feature string) (string, error) {
+	if featureTagsHook == nil {
+		return "[]", nil
+	}
+	return featureTagsHook(tx.Q, feature)
+}
+
+func actorName(a Actor) string {
+	if a.Name == "" {
+		return "unknown"
+	}
+	return a.Name
+}
+
+func encodeNullable(v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if rv := reflect.ValueOf(v); (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice) && rv.IsNil() {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode event data: %w", err)
+	}
+	s := string(b)
+	return &s, nil
+}
+
+func jsonEqual(a, b *string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(*a), &x) != nil || json.Unmarshal([]byte(*b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// nullString stores "" as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Now is the transaction's timestamp (all its events share it).
+func (tx *Tx) Now() time.Time { return FromMillis(tx.at) }
