@@ -139,14 +139,14 @@ func TestParseConfigRejectsBadValues(t *testing.T) {
 }
 
 // TestSmokeAgainstBuntingProxy runs the whole benchmark briefly: it builds
-// bunting, starts the proxy against the fake upstream, records, starts the
-// baseline and loads both. Figures are not checked here (the benchmark is
+// bunting, starts the proxy against the fake upstream and a seeded server,
+// records, starts the baselines and loads everything. Figures are not checked here (the benchmark is
 // for that), only that every part works and measures something.
 func TestSmokeAgainstBuntingProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the bunting binary")
 	}
-	cfg, err := parseConfig([]string{"-flags", "100", "-duration", "300ms", "-warmup", "100ms", "-conns", "4"})
+	cfg, err := parseConfig([]string{"-flags", "100", "-server-flags", "60", "-duration", "300ms", "-warmup", "100ms", "-conns", "4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,16 +155,17 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if len(rep.rows) != 3 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
+	if len(rep.rows) != 5 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
 		t.Fatalf("incomplete report: %+v", rep)
 	}
 	for _, r := range rep.rows {
-		if r.ours.requests == 0 || r.baseline.requests == 0 || r.bodyBytes == 0 {
+		if r.ours.requests == 0 || r.baseline.requests == 0 || (r.bodyBytes == 0) != strings.Contains(r.scenario, "304") {
 			t.Errorf("%s: nothing measured: %+v", r.scenario, r)
 		}
 	}
 	table := rep.markdown()
-	for _, want := range []string{"| GET /proxy (context in query) | 100 |", "POST /proxy (5 toggles)", "GET /proxy/health", "resident memory with 100 flags"} {
+	for _, want := range []string{"| GET /proxy (context in query) | 100 |", "POST /proxy (5 toggles)", "GET /proxy/health", "resident memory with 100 flags",
+		"| server: GET /api/client/features (full) | 60 |", "server: GET /api/client/features (304)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

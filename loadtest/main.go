@@ -63,7 +63,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each measurement")
 	fs.IntVar(&cfg.conns, "conns", 16, "concurrent keep-alive connections")
 	fs.Int64Var(&cfg.seed, "seed", 1, "seed of the generated payloads")
-	fs.IntVar(&cfg.serverFlags, "server-flags", 0, "also benchmark bunting server's /api/client/features with this many flags (0: skip)")
+	fs.IntVar(&cfg.serverFlags, "server-flags", 1000, "also benchmark bunting server's /api/client/features with this many flags (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
