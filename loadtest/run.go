@@ -185,10 +185,10 @@ func (r *report) markdown() string {
 	b.WriteString("\n")
 	for _, m := range r.memory {
 		if !m.measuredOK {
-			fmt.Fprintf(&b, "Proxy resident memory with %d flags: not measured\n", m.flags)
+			fmt.Fprintf(&b, "- Proxy resident memory with %d flags: not measured\n", m.flags)
 			continue
 		}
-		fmt.Fprintf(&b, "Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
+		fmt.Fprintf(&b, "- Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
 			m.flags, mb(m.idle), mb(m.rss), mb(m.peak))
 		if m.flags >= 1000 {
 			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.rss <= m.targetRSS))
