@@ -192,3 +192,21 @@ module.exports = [{ name: 'mod', isEnabled(p, c) {
 		t.Error(err)
 	}
 }
+
+// TestClientChosenNamesRoundTrip passes property names a client controls
+// (from properties[...] in the query) through an identity enricher and a
+// strategy: special JavaScript names stay ordinary data.
+func TestClientChosenNamesRoundTrip(t *testing.T) {
+	props := map[string]string{"__proto__": "p", "constructor": "c", "toString": "s", "": "empty", "ünï": "ü", "a.b": "dot"}
+	enrichers := loadEnrichers(t, `module.exports = c => c`, calm)
+	out, err := enrichers[0].Enrich(engine.Context{UserID: "u", Properties: props})
+	require.NoError(t, err)
+	require.Equal(t, props, out.Properties)
+
+	strategies := loadStrategies(t, `module.exports = { name: 'seen', isEnabled(p, c) {
+  return p.__proto__ === 'x' && c.properties.__proto__ === 'p' && Object.keys(c.properties).length === 6;
+} }`, calm)
+	ok, err := strategies["seen"].IsEnabled(map[string]string{"__proto__": "x"}, &engine.Context{Properties: props})
+	require.NoError(t, err)
+	require.True(t, ok)
+}
