@@ -219,6 +219,11 @@ func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy,
 		defaultParam(params, "stickiness", "default")
 		defaultParam(params, "groupId", sc.feature)
 	}
+	if len(variants) > 0 {
+		// SDKs hash strategy variants with the groupId parameter (the Go
+		// SDK refuses variants without one).
+		defaultParam(params, "groupId", sc.feature)
+	}
 	st := store.Strategy{Name: b.Name, Title: b.Title, FeatureName: sc.feature, Environment: sc.env, Parameters: params,
 		Constraints: nonNilSlice(b.Constraints), Variants: variants, Segments: nonNilSlice(b.Segments)}
 	if b.Disabled != nil {
