@@ -53,7 +53,7 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 	}
 	needle := strings.ToLower(f.Query)
 	// A free-text match may be common or rare. First scan the newest
-	// events in two small windows (without the text index): a common
+	// events in a small window (without the text index): a common
 	// term's newest matches are there. Otherwise ask the text index.
 	latest, err := q.s.LatestEventID(q.ctx)
 	if err != nil {
@@ -61,7 +61,7 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 	}
 	likeArgs := append(slices.Clone(args), "%"+escapeLike(needle)+"%")
 	scan := "(' ' || " + eventSearchText + ") LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
-	for _, span := range []int64{4000, 32000} {
+	for _, span := range []int64{2000} {
 		lower := latest - span
 		windowConds := append(slices.Clone(conds), scan)
 		if lower > 0 {
