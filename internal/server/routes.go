@@ -79,6 +79,7 @@ func (s *Server) routes() http.Handler {
 	// API tokens (the permission depends on the token type; checked inside).
 	r.admin("GET /api/admin/api-tokens", "", s.listAPITokens)
 	r.admin("POST /api/admin/api-tokens", "", s.createAPIToken, withJSON)
+	r.admin("PUT /api/admin/api-tokens/{token}", "", s.updateAPIToken, withJSON)
 	r.admin("DELETE /api/admin/api-tokens/{token}", "", s.deleteAPIToken)
 
 	// Usage reported by SDKs, read back.
