@@ -21,7 +21,11 @@ type featureEnvScope struct {
 }
 
 func loadFeatureEnv(q store.Q, r *http.Request, allowArchived bool) (featureEnvScope, error) {
-	sc := featureEnvScope{project: r.PathValue("projectId"), feature: r.PathValue("featureName"), env: r.PathValue("environment")}
+	return loadScope(q, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), allowArchived)
+}
+
+func loadScope(q store.Q, project, feature, env string, allowArchived bool) (featureEnvScope, error) {
+	sc := featureEnvScope{project: project, feature: feature, env: env}
 	var err error
 	if sc.f, err = q.FeatureInProject(sc.project, sc.feature); err != nil {
 		return sc, err
@@ -64,24 +68,67 @@ func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) e
 func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
-	var name string
+	name := r.PathValue("featureName")
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		sc, err := loadFeatureEnv(tx.Q, r, false)
-		if err != nil {
-			return err
-		}
-		name = sc.feature
-		if enabled {
-			if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
-				return err
-			}
-		}
-		return setEnvironmentEnabled(tx, sc, p, enabled)
+		return toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled)
 	})
 	if err != nil {
 		return err
 	}
 	return s.respondFeature(w, r, http.StatusOK, name)
+}
+
+// toggleInTx switches one flag in one environment, with its events.
+func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) error {
+	sc, err := loadScope(tx.Q, project, feature, env, false)
+	if err != nil {
+		return err
+	}
+	if enabled {
+		if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
+			return err
+		}
+	}
+	return setEnvironmentEnabled(tx, sc, p, enabled)
+}
+
+// bulkToggleBody is the body of the bulk on/off routes.
+type bulkToggleBody struct {
+	Features []string `json:"features"`
+}
+
+func (s *Server) bulkEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
+	return s.bulkToggle(w, r, true)
+}
+
+func (s *Server) bulkEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
+	return s.bulkToggle(w, r, false)
+}
+
+// bulkToggle switches several flags of a project in one environment, all
+// or none.
+func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool) error {
+	var body bulkToggleBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if len(body.Features) == 0 {
+		return apierr.Validation("The `features` property must list at least one flag.")
+	}
+	p := PrincipalFrom(r.Context())
+	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		for _, name := range body.Features {
+			if err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusOK)
 }
 
 func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {

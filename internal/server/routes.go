@@ -54,6 +54,8 @@ func (s *Server) routes() http.Handler {
 	r.admin("GET "+E, "", s.getFeatureEnvironment)
 	r.admin("POST "+E+"/on", PermUpdateFeatureEnvironment, s.featureEnvironmentOn, envScoped)
 	r.admin("POST "+E+"/off", PermUpdateFeatureEnvironment, s.featureEnvironmentOff, envScoped)
+	r.admin("POST /api/admin/projects/{projectId}/bulk_features/environments/{environment}/on", PermUpdateFeatureEnvironment, s.bulkEnvironmentOn, withJSON, envScoped)
+	r.admin("POST /api/admin/projects/{projectId}/bulk_features/environments/{environment}/off", PermUpdateFeatureEnvironment, s.bulkEnvironmentOff, withJSON, envScoped)
 	r.admin("GET "+E+"/strategies", "", s.listStrategies)
 	r.admin("POST "+E+"/strategies", PermCreateFeatureStrategy, s.addStrategy, withJSON, envScoped)
 	r.admin("POST "+E+"/strategies/set-sort-order", PermUpdateFeatureStrategy, s.reorderStrategies, withJSON, envScoped)
