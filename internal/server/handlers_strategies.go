@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -340,6 +341,11 @@ func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
+	return s.applyStrategyUpdate(w, r, body)
+}
+
+// applyStrategyUpdate replaces a strategy with its events.
+func (s *Server) applyStrategyUpdate(w http.ResponseWriter, r *http.Request, body strategyBody) error {
 	p := PrincipalFrom(r.Context())
 	var updated store.Strategy
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -497,4 +503,31 @@ func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "variants": variants})
+}
+
+func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
+	var ops []patchOp
+	if err := decodeJSON(r, &ops); err != nil {
+		return err
+	}
+	q := s.store.Q(r.Context())
+	sc, err := loadFeatureEnv(q, r, false)
+	if err != nil {
+		return err
+	}
+	st, err := strategyIn(q, sc, r.PathValue("strategyId"))
+	if err != nil {
+		return err
+	}
+	doc, _ := json.Marshal(strategyBody{Name: st.Name, Title: st.Title, Disabled: &st.Disabled, SortOrder: &st.SortOrder,
+		Constraints: st.Constraints, Parameters: engine.Parameters(st.Parameters), Variants: st.Variants, Segments: st.Segments})
+	patched, err := applyPatch(doc, ops)
+	if err != nil {
+		return err
+	}
+	var body strategyBody
+	if err := unmarshalBody(patched, &body); err != nil {
+		return err
+	}
+	return s.applyStrategyUpdate(w, r, body)
 }
