@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -169,8 +170,12 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 	store := proxy.FileStorage{Dir: dir}
 	r := startReady(t, testConfig(u), proxy.WithStorageProvider(store))
 	_, want := r.get(t, "/proxy?userId=u1")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	require.Len(t, files, 1)
+	// The backup is written after the new configuration is served.
+	var files []string
+	eventually(t, "the backup file", func() bool {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
+		return len(files) == 1
+	})
 
 	u.setMode(modeUnauthorized)
 	p, err := proxy.New(testConfig(u), proxy.WithStorageProvider(store), proxy.WithLogger(testLogger(t)))
@@ -184,9 +189,9 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	buf := make([]byte, len(want)+10)
-	n, _ := resp.Body.Read(buf)
-	assert.Equal(t, want, string(buf[:n]))
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got))
 
 	// A corrupt backup is ignored, not fatal.
 	require.NoError(t, os.WriteFile(files[0], []byte("{garbage"), 0o600))
