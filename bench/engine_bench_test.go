@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	unleash "github.com/Unleash/unleash-client-go/v4"
 	sdkcontext "github.com/Unleash/unleash-client-go/v4/context"
@@ -21,17 +22,18 @@ var benchSizes = []int{10, 100, 1000}
 // through (one context per operation).
 const benchContexts = 64
 
-// measurement is the outcome of the last (largest) run of one benchmark.
+// measurement is the outcome of one run of one benchmark.
 type measurement struct {
 	flags       int
 	nsPerOp     float64
 	allocsPerOp float64
+	short       bool // from a calibration run
 }
 
 func (m measurement) nsPerFlag() float64 { return m.nsPerOp / float64(m.flags) }
 
-// measurements holds, per implementation and size, the last run; TestMain
-// prints them side by side.
+// measurements holds, per implementation and size, the fastest full run;
+// TestMain prints them side by side.
 var measurements = map[string]map[int]measurement{}
 
 // measure runs op b.N times, reports ns/flag and records the run.
@@ -54,8 +56,19 @@ func measure(b *testing.B, impl string, flags int, op func(i int)) {
 	if measurements[impl] == nil {
 		measurements[impl] = map[int]measurement{}
 	}
-	measurements[impl][flags] = m
+	// Keep the fastest full-length run (with -count>1 on a shared machine
+	// the fastest is the least disturbed); short calibration runs only
+	// fill a gap.
+	prev, seen := measurements[impl][flags]
+	full := b.Elapsed() >= minFullRun
+	if !seen || (full && (prev.short || m.nsPerOp < prev.nsPerOp)) {
+		m.short = !full
+		measurements[impl][flags] = m
+	}
 }
+
+// minFullRun separates real runs from go test's calibration runs.
+const minFullRun = 300 * time.Millisecond
 
 // BenchmarkEvaluateAll evaluates every flag of a generated payload for one
 // context per operation: Bunting with one EvaluateAll into a reused slice,
@@ -109,7 +122,7 @@ func printTable(w io.Writer) {
 	if len(ours) == 0 || len(sdk) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nEvaluate all flags for one context: Bunting EvaluateAll vs unleash-client-go v4.5.0 IsEnabled+GetVariant per flag (%s/%s, GOMAXPROCS=%d)\n\n",
+	fmt.Fprintf(w, "\nEvaluate all flags for one context: Bunting EvaluateAll vs unleash-client-go v4.5.0 IsEnabled+GetVariant per flag (%s/%s, GOMAXPROCS=%d, fastest run of each)\n\n",
 		runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	fmt.Fprintln(w, "| flags | Bunting ns/op | Bunting allocs/op | Bunting ns/flag | Go SDK ns/op | Go SDK allocs/op | Go SDK ns/flag | speed-up per flag |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")

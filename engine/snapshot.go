@@ -198,12 +198,10 @@ func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
 	if ctx == nil {
 		ctx = &Context{}
 	}
-	memo := getMemo(s.constraintCount)
+	// One flag rarely repeats a constraint; clearing a memo sized for the
+	// whole snapshot would cost more than it saves.
 	st := newEvalState(ctx, s.now)
-	st.memo = *memo
-	r := s.evaluate(i, &st)
-	putMemo(memo)
-	return r
+	return s.evaluate(i, &st)
 }
 
 // EvaluateAll appends the result of every flag, in snapshot order, to dst

@@ -100,6 +100,9 @@ type Config struct {
 	ScriptTimeout time.Duration
 	// MaxBodyBytes limits request bodies (EXP_MAX_BODY_BYTES).
 	MaxBodyBytes int64
+	// BackupDir is where the default file storage keeps its backup
+	// (EXP_BACKUP_DIR); empty means the system temporary directory.
+	BackupDir string
 }
 
 // Tag is one name:value tag filter.
@@ -282,6 +285,7 @@ func options() []option {
 		{"expServerSideSdkConfig.tokens", []string{"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS"}, "exp-server-side-sdk-tokens", "comma list of tokens that may read /proxy/client/features", false, setList(func(c *Config) *[]string { return &c.ExpServerSideSDKTokens })},
 		{"expCustomEnrichers", []string{"EXP_CUSTOM_ENRICHERS_FILE"}, "exp-custom-enrichers", "comma list of script files exporting context enrichers", false, setList(func(c *Config) *[]string { return &c.ExpCustomEnrichers })},
 		{"scriptTimeout", []string{"EXP_SCRIPT_TIMEOUT"}, "exp-script-timeout", "milliseconds one script call may run", false, setMillis(func(c *Config) *time.Duration { return &c.ScriptTimeout }, 1)},
+		{"backupDir", []string{"EXP_BACKUP_DIR"}, "exp-backup-dir", "directory of the backup file (default: the system temporary directory)", false, setString(func(c *Config) *string { return &c.BackupDir })},
 		{"maxBodyBytes", []string{"EXP_MAX_BODY_BYTES"}, "exp-max-body-bytes", "largest accepted request body in bytes", false, func(c *Config, v string) error {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n < 1 {

@@ -96,6 +96,10 @@ func TestConfigEveryVariable(t *testing.T) {
 		"EXP_BOOTSTRAP_AUTHORIZATION":       "AUTH-BOOTSTRAP",
 		"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS": "super1, super2",
 		"EXP_CUSTOM_ENRICHERS_FILE":         "e.js",
+		"LISTEN_ADDRESS":                    "127.0.0.1",
+		"EXP_SCRIPT_TIMEOUT":                "250",
+		"EXP_MAX_BODY_BYTES":                "2048",
+		"EXP_BACKUP_DIR":                    "/var/lib/proxy",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "c"}, cfg.ClientKeys)
@@ -128,6 +132,10 @@ func TestConfigEveryVariable(t *testing.T) {
 	assert.Equal(t, proxy.Bootstrap{URL: "https://boot.example/features.json", Authorization: "AUTH-BOOTSTRAP"}, cfg.ExpBootstrap)
 	assert.Equal(t, []string{"super1", "super2"}, cfg.ExpServerSideSDKTokens)
 	assert.Equal(t, []string{"e.js"}, cfg.ExpCustomEnrichers)
+	assert.Equal(t, "127.0.0.1", cfg.ListenAddress)
+	assert.Equal(t, 250*time.Millisecond, cfg.ScriptTimeout)
+	assert.Equal(t, int64(2048), cfg.MaxBodyBytes)
+	assert.Equal(t, "/var/lib/proxy", cfg.BackupDir)
 }
 
 func TestConfigAliasesAndPorts(t *testing.T) {
@@ -204,6 +212,8 @@ func TestConfigBadValuesNameTheOption(t *testing.T) {
 		{map[string]string{"UPSTREAM_URL": "ftp://x/api"}, nil, []string{"upstreamUrl", "UPSTREAM_URL"}},
 		{map[string]string{"EXP_BOOTSTRAP_URL": "nope"}, nil, []string{"expBootstrap.url", "EXP_BOOTSTRAP_URL"}},
 		{map[string]string{"UPSTREAM_APP_NAME": " "}, nil, []string{"upstreamAppName", "UPSTREAM_APP_NAME"}},
+		{map[string]string{"EXP_SCRIPT_TIMEOUT": "0"}, nil, []string{"scriptTimeout", "EXP_SCRIPT_TIMEOUT"}},
+		{map[string]string{"EXP_MAX_BODY_BYTES": "lots"}, nil, []string{"maxBodyBytes", "EXP_MAX_BODY_BYTES"}},
 		{nil, []string{"-refresh-interval", "soon"}, []string{"refreshInterval", "UPSTREAM_FETCH_INTERVAL", "-refresh-interval"}},
 		{nil, []string{"-no-such-flag"}, []string{"no-such-flag"}},
 		{nil, []string{"stray"}, []string{"stray"}},

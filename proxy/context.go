@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -116,52 +115,6 @@ func unescape(s string) (string, error) {
 	return url.QueryUnescape(s)
 }
 
-// postBody is the JSON body of POST /proxy.
-type postBody struct {
-	Toggles json.RawMessage `json:"toggles"`
-	Context json.RawMessage `json:"context"`
-}
-
-// parsePostBody reads {toggles, context}. names is nil when no toggle list
-// was given (or it was empty), meaning "all".
-func parsePostBody(body []byte, ctx *engine.Context) (names []string, err error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil, nil
-	}
-	if body[0] != '{' {
-		if !json.Valid(body) {
-			return nil, syntaxError(body)
-		}
-		return nil, apierr.Validation("the request body must be a JSON object")
-	}
-	var pb postBody
-	if err := json.Unmarshal(body, &pb); err != nil {
-		return nil, syntaxError(body)
-	}
-	if isPresent(pb.Toggles) {
-		if pb.Toggles[0] != '[' {
-			return nil, apierr.Validation("toggles must be an array of strings")
-		}
-		if err := json.Unmarshal(pb.Toggles, &names); err != nil {
-			return nil, apierr.Validation("toggles must be an array of strings")
-		}
-	}
-	if isPresent(pb.Context) {
-		if err := parseJSONContext(pb.Context, ctx); err != nil {
-			return nil, err
-		}
-	}
-	if len(names) == 0 {
-		names = nil
-	}
-	return names, nil
-}
-
-func isPresent(raw json.RawMessage) bool {
-	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
-}
-
 func syntaxError(body []byte) error {
 	var v any
 	err := json.Unmarshal(body, &v)
@@ -171,95 +124,6 @@ func syntaxError(body []byte) error {
 	}
 	return apierr.Validation("we were unable to parse the data you provided, please check it for syntax errors: %s", msg)
 }
-
-// parseJSONContext reads a context object. Scalars are accepted as strings
-// (numbers and booleans in their JSON text), properties must be an object
-// of scalars, and unknown top-level keys become properties unless
-// properties names them too.
-func parseJSONContext(raw json.RawMessage, ctx *engine.Context) error {
-	if raw[0] != '{' {
-		return apierr.Validation("context must be an object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return apierr.Validation("context must be an object")
-	}
-	var extra map[string]string
-	for key, v := range fields {
-		if key == "properties" {
-			if err := parseJSONProperties(v, ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		s, present, err := scalarString(v)
-		if err != nil {
-			return apierr.Validation("context.%s must be a string", key)
-		}
-		if !present {
-			continue
-		}
-		if f, _ := standardField(ctx, key); f != nil {
-			*f = s
-			continue
-		}
-		if extra == nil {
-			extra = map[string]string{}
-		}
-		extra[key] = s
-	}
-	for k, v := range extra {
-		if _, exists := ctx.Properties[k]; !exists {
-			setProperty(ctx, k, v)
-		}
-	}
-	return nil
-}
-
-func parseJSONProperties(raw json.RawMessage, ctx *engine.Context) error {
-	if !isPresent(raw) {
-		return nil
-	}
-	if raw[0] != '{' {
-		return apierr.Validation("context.properties must be an object")
-	}
-	var props map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &props); err != nil {
-		return apierr.Validation("context.properties must be an object")
-	}
-	for k, v := range props {
-		s, present, err := scalarString(v)
-		if err != nil {
-			return apierr.Validation("context.properties.%s must be a string", k)
-		}
-		if present {
-			setProperty(ctx, k, s)
-		}
-	}
-	return nil
-}
-
-// scalarString turns a JSON scalar into its string; null and "" are absent.
-func scalarString(v json.RawMessage) (s string, present bool, err error) {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "", false, nil
-	}
-	switch v[0] {
-	case '"':
-		if err := json.Unmarshal(v, &s); err != nil {
-			return "", false, err
-		}
-		return s, s != "", nil
-	case '{', '[':
-		return "", false, errNotScalar
-	case 'n':
-		return "", false, nil
-	}
-	return string(v), true, nil
-}
-
-var errNotScalar = apierr.Validation("not a scalar")
 
 // normaliseCurrentTime drops a currentTime that is not a date, as the
 // reference does, and turns a date-only value into a time.

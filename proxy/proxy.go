@@ -98,10 +98,14 @@ type Proxy struct {
 	started    time.Time
 	instanceID string
 
-	frontend   *FrontendHandler
-	handler    http.Handler
-	docs       http.Handler
-	keyHeader  string
+	frontend  *FrontendHandler
+	handler   http.Handler
+	docs      http.Handler
+	keyHeader string
+	// anyOrigin holds the CORS headers sent to requests without an Origin
+	// when every origin is allowed (the spec wants them on every
+	// successful response); nil otherwise.
+	anyOrigin  http.Header
 	clientKeys map[string]struct{}
 	sdkTokens  map[string]struct{}
 }
@@ -118,7 +122,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := settings{storage: FileStorage{}}
+	s := settings{storage: FileStorage{Dir: cfg.BackupDir}}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -158,6 +162,12 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 	})
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
+	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
+		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
+		if len(cfg.CORS.ExposedHeaders) > 0 {
+			p.anyOrigin["Access-Control-Expose-Headers"] = []string{strings.Join(cfg.CORS.ExposedHeaders, ", ")}
+		}
+	}
 	if cfg.EnableOAS {
 		p.docs = newDocsHandler(cfg)
 	}

@@ -30,6 +30,12 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := recorderPool.Get().(*statusRecorder)
 	rec.ResponseWriter, rec.status = w, http.StatusOK
+	if p.anyOrigin != nil && len(r.Header["Origin"]) == 0 {
+		h := w.Header()
+		for k, v := range p.anyOrigin {
+			h[k] = v
+		}
+	}
 	name := p.dispatch(rec, r)
 	p.metrics.observe(name, r.Method, rec.status, time.Since(start))
 	rec.ResponseWriter = nil

@@ -276,6 +276,10 @@ func TestCORS(t *testing.T) {
 	resp, _ := r.get(t, "/proxy", "Origin", "https://test.com")
 	assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))
 	assert.True(t, strings.EqualFold("ETag", resp.Header.Get("Access-Control-Expose-Headers")), resp.Header.Get("Access-Control-Expose-Headers"))
+	// Without an Origin header too, as the spec's header list says.
+	resp, _ = r.get(t, "/proxy")
+	assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))
+	assert.True(t, strings.EqualFold("ETag", resp.Header.Get("Access-Control-Expose-Headers")))
 	// 401s carry CORS headers too, so browsers can read them.
 	resp, _ = r.do(t, http.MethodGet, "/proxy", "", "Origin", "https://test.com")
 	assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))

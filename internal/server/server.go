@@ -24,6 +24,7 @@ type Server struct {
 	tokens  *tokenCache
 	handler http.Handler
 	client  *clientCache
+	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
 }
 
@@ -58,6 +59,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // Run polls for changes by other instances until ctx ends. Call it in its
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
+	go s.runExtras(ctx)
 	go s.runSignals(ctx)
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()

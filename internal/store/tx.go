@@ -178,9 +178,26 @@ func (tx *Tx) Event(ev NewEvent) error {
 	if err != nil {
 		return err
 	}
+	if _, err := tx.exec(`INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $2, $3, 1)
+		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1`, ev.Type, ev.Project, ev.FeatureName); err != nil {
+		return err
+	}
+	if tx.s.dialect.Name == "sqlite" {
+		body := ev.Type + " " + actorName(ev.Actor) + " " + deref(data) + " " + deref(pre) + " " + tags
+		if _, err := tx.exec(`INSERT INTO events_fts (rowid, body) VALUES ($1, $2)`, id, body); err != nil {
+			return err
+		}
+	}
 	tx.events++
 	tx.maxID = max(tx.maxID, id)
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // featureTagsJSON returns the flag's current tags for an event. Tags are

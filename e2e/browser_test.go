@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds the browser. Without one the test skips, unless
+// BUNTING_REQUIRE_FIXTURES=1 (as in CI), where it fails.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BUNTING_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
+		t.Fatal("no Chromium found (install Debian's chromium, or set BUNTING_CHROMIUM); BUNTING_REQUIRE_FIXTURES=1 forbids skipping")
+	}
+	t.Skip("no Chromium found; install Debian's chromium or set BUNTING_CHROMIUM")
+	return ""
+}
+
+// newBrowser starts headless Chromium with a fresh profile and with every
+// background service that could call out switched off.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelCtx)
+	return ctx
+}
+
+// requestLog records the URL of every request the page makes.
+type requestLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (l *requestLog) add(url string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.urls = append(l.urls, url)
+}
+
+func (l *requestLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.urls...)
+}
+
+// checkDocsPageOffline loads the interactive API page at baseURL+pagePath,
+// waits until Swagger UI has rendered one block per operation of the spec
+// at baseURL+specPath, and checks that every request the page made went to
+// baseURL's origin.
+func checkDocsPageOffline(t *testing.T, baseURL, pagePath, specPath string) {
+	t.Helper()
+	operations := countOperations(t, baseURL+specPath)
+	ctx := newBrowser(t)
+	ready := fmt.Sprintf(`(() => { const n = document.querySelectorAll('.opblock').length; return n >= %d ? n : 0 })()`, operations)
+	urls, rendered := visit(t, ctx, baseURL+pagePath, ready)
+	if rendered != operations {
+		t.Errorf("rendered %d operation blocks, the spec has %d operations", rendered, operations)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.info .title')?.textContent ?? ''`))
+	if err != nil || title == "" {
+		t.Errorf("the page shows no API title (%v)", err)
+	}
+	if external := outsideOrigin(urls, baseURL); len(external) > 0 {
+		t.Errorf("the page made requests outside %s: %v", baseURL, external)
+	}
+	if !slices.Contains(urls, baseURL+specPath) {
+		t.Errorf("the page never requested %s; requests: %v", specPath, urls)
+	}
+	t.Logf("%d requests, all to %s; %d operations rendered", len(urls), baseURL, rendered)
+}
+
+// visit loads pageURL, waits until the JavaScript expression ready returns
+// a non-zero number (which it returns), waits a little more for late
+// requests, and returns the URL of every request the page made.
+func visit(t *testing.T, ctx context.Context, pageURL, ready string) ([]string, int) {
+	t.Helper()
+	// Start the browser with the long-lived context: the first action
+	// binds the browser's life to its context.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	log := &requestLog{}
+	events := chromedp.Events(ctx, network.RequestWillBeSent)
+	go func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			log.add(ev.Request.URL)
+		}
+	}()
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatalf("loading %s: %v", pageURL, err)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Poll[int](ready,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)))
+	if err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 2000) : ''`))
+		t.Fatalf("%s never became ready (%s): %v\npage text: %s\nrequests: %v", pageURL, ready, err, text, log.snapshot())
+	}
+	time.Sleep(500 * time.Millisecond) // let late requests (fonts, images) show up
+	return log.snapshot(), n
+}
+
+// outsideOrigin lists the URLs not on base's origin; data: and blob: URLs
+// never leave the browser, so they pass.
+func outsideOrigin(urls []string, base string) []string {
+	var out []string
+	for _, u := range urls {
+		switch {
+		case strings.HasPrefix(u, "data:"), strings.HasPrefix(u, "blob:"):
+		case u == base || strings.HasPrefix(u, base+"/"):
+		default:
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// countOperations reads an OpenAPI document and counts its operations.
+func countOperations(t *testing.T, specURL string) int {
+	t.Helper()
+	resp, err := http.Get(specURL)
+	if err != nil {
+		t.Fatalf("fetching %s: %v", specURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d", specURL, resp.StatusCode)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatalf("%s is not an OpenAPI document: %v", specURL, err)
+	}
+	methods := map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
+	n := 0
+	var paths []string
+	for path, item := range doc.Paths {
+		paths = append(paths, path)
+		for m := range item {
+			if methods[m] {
+				n++
+			}
+		}
+	}
+	sort.Strings(paths)
+	if n == 0 {
+		t.Fatalf("%s documents no operations (paths %v)", specURL, paths)
+	}
+	return n
+}

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rs/cors"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/proxy"
+)
+
+// frontendAPI serves /api/frontend with the proxy package's evaluation
+// handler, from engine snapshots compiled out of the client API's
+// in-memory snapshot: one per token environment and project scope, rebuilt
+// when the client snapshot changes.
+type frontendAPI struct {
+	s       *Server
+	handler http.Handler
+	cors    *cors.Cors
+
+	mu     sync.Mutex
+	source *clientSnapshot
+	snaps  map[string]*engine.Snapshot
+}
+
+func newFrontendAPI(s *Server) *frontendAPI {
+	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}}
+	h := proxy.NewFrontendHandler(proxy.FrontendOptions{
+		Snapshot: f.snapshot, EnableAll: true, Complete: completeFrontendContext,
+		MaxBodyBytes: s.cfg.BodyLimit, Logger: s.log,
+	})
+	f.handler = http.StripPrefix("/api/frontend", h)
+	f.cors = cors.New(cors.Options{
+		AllowedOrigins: []string{"*"}, AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		AllowedHeaders: []string{"*"}, ExposedHeaders: []string{"ETag"}, AllowCredentials: true, MaxAge: 172800,
+	})
+	return f
+}
+
+// snapshot picks the engine snapshot for the calling frontend token.
+func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
+	p := PrincipalFrom(r.Context())
+	if p == nil {
+		return nil, apierr.Unauthenticated("A frontend API token is required.")
+	}
+	cs, err := f.s.client.snapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	projects := append([]string{}, p.Projects...)
+	sort.Strings(projects)
+	key := p.Environment + "|" + strings.Join(projects, ",")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cs != f.source {
+		f.source, f.snaps = cs, map[string]*engine.Snapshot{}
+	}
+	if snap, ok := f.snaps[key]; ok {
+		return snap, nil
+	}
+	snap := compileFrontendSnapshot(cs, p)
+	f.snaps[key] = snap
+	return snap, nil
+}
+
+// compileFrontendSnapshot compiles the flags of the token's environment and
+// projects, with the segments they use.
+func compileFrontendSnapshot(cs *clientSnapshot, p *Principal) *engine.Snapshot {
+	cf := &engine.ClientFeatures{Version: 2, Features: []engine.Feature{}}
+	used := map[int]bool{}
+	for _, flag := range cs.byEnv[p.Environment] {
+		if !p.CanSeeProject(flag.withSegments.Project) {
+			continue
+		}
+		cf.Features = append(cf.Features, flag.withSegments)
+		for _, id := range flag.segmentIDs {
+			used[id] = true
+		}
+	}
+	for id := range used {
+		if sg, ok := cs.segments[id]; ok {
+			cf.Segments = append(cf.Segments, sg)
+		}
+	}
+	sort.Slice(cf.Segments, func(i, j int) bool { return cf.Segments[i].ID < cf.Segments[j].ID })
+	return engine.Compile(cf, engine.Options{})
+}
+
+// completeFrontendContext fills the caller's address and the token's
+// environment when the context leaves them out.
+func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
+	if ctx.RemoteAddress == "" {
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			ctx.RemoteAddress = host
+		}
+	}
+	if p := PrincipalFrom(r.Context()); ctx.Environment == "" && p != nil {
+		ctx.Environment = p.Environment
+	}
+	return nil
+}
+
+// evaluate serves /api/frontend and /api/frontend/all, counted by endpoint.
+func (f *frontendAPI) evaluate(endpoint string) http.Handler {
+	return f.corsHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.s.extras.metrics.frontendRequests.WithLabelValues(endpoint).Inc()
+		f.handler.ServeHTTP(w, r)
+	}))
+}
+
+// withCORS adds the frontend API's CORS headers to a handler.
+func (f *frontendAPI) withCORS(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return f.corsHeaders(handlerFunc(f.s, fn))
+}
+
+// corsHeaders answers browsers (Origin set) through rs/cors and everyone
+// else with the Unleash defaults: any origin, ETag exposed.
+func (f *frontendAPI) corsHeaders(next http.Handler) http.Handler {
+	withCors := f.cors.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") == "" {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			w.Header().Set("Access-Control-Expose-Headers", "ETag")
+			next.ServeHTTP(w, r)
+			return
+		}
+		withCors.ServeHTTP(w, r)
+	})
+}
+
+// preflight answers CORS preflight requests without credentials.
+func (f *frontendAPI) preflight() http.Handler {
+	return f.cors.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+}
+
+func writeOK(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("OK"))
+	return nil
+}
+
+// frontendMetrics stores the usage a front-end SDK posts, like the client
+// API's metrics, and answers 200 OK.
+func (s *Server) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
+	if err := requireJSONBody(r); err != nil {
+		return err
+	}
+	var body metricsBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.AppName == "" {
+		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
+	}
+	p := PrincipalFrom(r.Context())
+	at, usage := s.store.Now(), map[string]store.FlagUsage{}
+	if b := body.Bucket; b != nil {
+		if b.Stop.t != nil {
+			at = *b.Stop.t
+		}
+		for name, t := range b.Toggles {
+			if t.Yes < 0 || t.No < 0 {
+				return apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
+			}
+			usage[name] = store.FlagUsage{Yes: t.Yes, No: t.No, Variants: t.Variants}
+		}
+	}
+	if err := s.store.Q(r.Context()).RecordUsage(body.AppName, p.Environment, at, usage); err != nil {
+		return err
+	}
+	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment, SDKVersion: body.SDKVersion}
+	if err := s.seeApplication(r, app); err != nil {
+		return err
+	}
+	return writeOK(w)
+}
+
+// frontendRegister records a front-end SDK and answers 200 OK.
+func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error {
+	if err := requireJSONBody(r); err != nil {
+		return err
+	}
+	var body registerBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	switch {
+	case body.AppName == "":
+		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
+	case body.Interval == nil:
+		return apierr.Validation("The `interval` property is required. It was not present on the data you sent.")
+	case body.Started.t == nil:
+		return apierr.Validation("The `started` property is required. It was not present on the data you sent.")
+	}
+	p := PrincipalFrom(r.Context())
+	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment,
+		SDKVersion: body.SDKVersion, Strategies: body.Strategies, Interval: *body.Interval, StartedAt: body.Started.t}
+	if err := s.seeApplication(r, app); err != nil {
+		return err
+	}
+	return writeOK(w)
+}
+
+// requireJSONBody is the 415 check for frontend routes (which take a plain
+// http.Handler and so cannot use withJSON).
+func requireJSONBody(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (you didn't provide one). Use application/json.")
+	}
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json.", ct)
+	}
+	return nil
+}
+
+// frontendUnsupported answers the client-API paths the frontend API does
+// not offer.
+func (s *Server) frontendUnsupported(w http.ResponseWriter, r *http.Request) error {
+	return &apierr.Error{Kind: apierr.KindMethodNotAllowed, Name: "NotImplementedError", Message: "The frontend API does not support this endpoint."}
+}

@@ -1,0 +1,63 @@
+package store
+
+import "time"
+
+// StaleCandidate is a flag whose potentially-stale mark must change.
+type StaleCandidate struct {
+	Name    string
+	Project string
+	// PotentiallyStale is the new value.
+	PotentiallyStale bool
+}
+
+// PotentiallyStaleChanges lists the live, non-stale flags whose stored
+// potentially-stale mark differs from "older than its type's lifetime" at now.
+// Types without a lifetime never make a flag potentially stale.
+func (q Q) PotentiallyStaleChanges(now time.Time) ([]StaleCandidate, error) {
+	rows, err := q.query(`SELECT f.name, f.project_id, f.potentially_stale, f.created_at, t.lifetime_days
+		FROM features f LEFT JOIN feature_types t ON t.id = f.type
+		WHERE f.archived_at IS NULL AND NOT f.stale`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []StaleCandidate
+	nowMs := Millis(now)
+	for rows.Next() {
+		var (
+			c       StaleCandidate
+			current bool
+			created int64
+			days    *int64
+		)
+		if err := rows.Scan(&c.Name, &c.Project, &current, &created, &days); err != nil {
+			return nil, q.s.translate(err)
+		}
+		c.PotentiallyStale = days != nil && *days > 0 && nowMs > created+*days*24*int64(time.Hour/time.Millisecond)
+		if c.PotentiallyStale != current {
+			out = append(out, c)
+		}
+	}
+	return out, q.s.translate(rows.Err())
+}
+
+// SetPotentiallyStale stores a flag's potentially-stale mark.
+func (q Q) SetPotentiallyStale(name string, value bool) error {
+	_, err := q.exec(`UPDATE features SET potentially_stale = $2 WHERE name = $1`, name, value)
+	return err
+}
+
+// SetStale stores a flag's stale mark and reports whether it changed. A
+// stale flag is no longer potentially stale.
+func (q Q) SetStale(name string, value bool) (bool, error) {
+	n, err := q.exec(`UPDATE features SET stale = $2, potentially_stale = CASE WHEN $2 THEN FALSE ELSE potentially_stale END
+		WHERE name = $1 AND stale <> $2`, name, value)
+	return n > 0, err
+}
+
+// StrategyTypeInUse reports whether any flag strategy uses the strategy type.
+func (q Q) StrategyTypeInUse(name string) (bool, error) {
+	var n int
+	err := q.row([]any{&n}, `SELECT COUNT(*) FROM feature_strategies WHERE strategy_name = $1`, name)
+	return n > 0, err
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bunting-flags/bunting/engine"
+)
+
+// Credentials the benchmark configures on both sides.
+const (
+	upstreamToken = "loadtest-upstream-token"
+	clientKey     = "loadtest-client-key"
+)
+
+// buildBunting compiles ./cmd/bunting of the repository at repo into dir.
+func buildBunting(repo, dir string) (string, error) {
+	bin := filepath.Join(dir, "bunting")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/bunting")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building bunting in %s: %v\n%s", repo, err, out)
+	}
+	return bin, nil
+}
+
+// fakeUpstream serves a fixed client-features payload the way a flag
+// server does (with an ETag and 304s) and accepts register and metrics
+// posts. It only sees the proxy's polls, so it costs nothing measurable.
+func fakeUpstream(cf *engine.ClientFeatures) (addr string, stop func(), err error) {
+	payload, err := json.Marshal(cf)
+	if err != nil {
+		return "", nil, err
+	}
+	etag := fmt.Sprintf(`W/"%x"`, len(payload))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/client/features", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != upstreamToken {
+			http.Error(w, `{"message":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(payload)
+	})
+	accept := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}
+	mux.HandleFunc("POST /api/client/register", accept)
+	mux.HandleFunc("POST /api/client/metrics", accept)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// process is a child process serving HTTP on addr.
+type process struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *strings.Builder
+}
+
+// stop ends the process and waits for it.
+func (p *process) stop() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+}
+
+// rss reads the resident set size and its peak from /proc, in bytes.
+func (p *process) rss() (current, peak int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		kb, _ := strconv.ParseInt(fields[0], 10, 64)
+		switch name {
+		case "VmRSS":
+			current = kb << 10
+		case "VmHWM":
+			peak = kb << 10
+		}
+	}
+	if current == 0 {
+		return 0, 0, errors.New("no VmRSS in /proc status")
+	}
+	return current, peak, nil
+}
+
+// freePort finds a loopback port that is free right now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startProxy runs `bunting proxy` against the upstream and waits until its
+// health endpoint answers 200 (it has synced). The proxy's temporary
+// directory (where it keeps its backup of the last payload) is tmp, fresh
+// for each run, so it cannot start from an earlier run's flags.
+func startProxy(bin, upstreamAddr, tmp string) (*process, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "proxy")
+	cmd.Env = append(minimalEnv(),
+		"UPSTREAM_URL=http://"+upstreamAddr+"/api",
+		"UPSTREAM_API_TOKEN="+upstreamToken,
+		"UPSTREAM_PROXY_CLIENT_KEYS="+clientKey,
+		"PROXY_PORT="+strconv.Itoa(port),
+		"LOG_LEVEL=error",
+		"TMPDIR="+tmp,
+	)
+	logs := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), logs: logs}
+	if err := waitHealthy(p.addr, 20*time.Second); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("bunting proxy did not become ready: %w\n%s", err, logs.String())
+	}
+	return p, nil
+}
+
+// minimalEnv passes on only what a Go program needs to run, so the
+// developer's own proxy settings cannot leak into the measured process.
+func minimalEnv() []string {
+	var env []string
+	for _, name := range []string{"PATH", "HOME", "GOMAXPROCS", "GOGC", "GOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// waitHealthy polls /proxy/health until it answers 200.
+func waitHealthy(addr string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	last := errors.New("no answer")
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/proxy/health", nil)
+		req.Header.Set("Authorization", clientKey)
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("status %d", resp.StatusCode)
+		} else {
+			last = err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return last
+}
+
+// startBaseline re-runs this program as the baseline server over the
+// recordings file and waits for the address it prints.
+func startBaseline(recordingsPath string) (*process, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(minimalEnv(), baselineEnv+"="+recordingsPath)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	logs := &strings.Builder{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, logs: logs}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, found := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !found {
+		p.stop()
+		return nil, fmt.Errorf("baseline did not start (%v): %q %s", err, line, logs.String())
+	}
+	p.addr = addr
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return p, nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bunting-flags/bunting/engine/enginetest"
+)
+
+// row is one measured scenario.
+type row struct {
+	scenario  string
+	flags     int
+	bodyBytes int
+	ours      loadResult
+	baseline  loadResult
+	target    float64
+}
+
+func (r row) ratio() float64 {
+	if r.baseline.perSecond() == 0 {
+		return 0
+	}
+	return r.ours.perSecond() / r.baseline.perSecond()
+}
+
+// memory is the proxy's resident memory after the load at one flag count.
+type memory struct {
+	flags      int
+	idle       int64 // after the first sync, before any load
+	rss, peak  int64
+	targetRSS  int64
+	measuredOK bool
+}
+
+// report is everything one run measured.
+type report struct {
+	cfg    config
+	rows   []row
+	memory []memory
+}
+
+// rssTarget is the resident-memory goal with 1,000 flags.
+const rssTarget = 30 << 20
+
+// run measures every flag count: it starts the fake upstream, the proxy and
+// the baseline, records the proxy's answers, then loads each scenario on
+// both. Progress goes to progress.
+func run(cfg config, progress io.Writer) (*report, error) {
+	dir, err := os.MkdirTemp("", "bunting-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := cfg.bunting
+	if bin == "" {
+		fmt.Fprintln(progress, "building bunting…")
+		if bin, err = buildBunting(cfg.repo, dir); err != nil {
+			return nil, err
+		}
+	}
+	rep := &report{cfg: cfg}
+	for _, n := range cfg.flagCounts {
+		if err := runFlagCount(cfg, bin, dir, n, rep, progress); err != nil {
+			return nil, fmt.Errorf("%d flags: %w", n, err)
+		}
+	}
+	return rep, nil
+}
+
+func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.Writer) error {
+	cf := enginetest.Generate(n, cfg.seed)
+	upstream, stopUpstream, err := fakeUpstream(cf)
+	if err != nil {
+		return err
+	}
+	defer stopUpstream()
+	proxyTmp, err := os.MkdirTemp(dir, fmt.Sprintf("proxy-%d-", n))
+	if err != nil {
+		return err
+	}
+	proxy, err := startProxy(bin, upstream, proxyTmp)
+	if err != nil {
+		return err
+	}
+	defer proxy.stop()
+	idle, _, _ := proxy.rss()
+	scs := scenarios(cf)
+	recordings, sizes, err := record(proxy.addr, scs)
+	if err != nil {
+		return err
+	}
+	recPath := filepath.Join(dir, fmt.Sprintf("recordings-%d.json", n))
+	if err := writeRecordings(recPath, recordings); err != nil {
+		return err
+	}
+	baseline, err := startBaseline(recPath)
+	if err != nil {
+		return err
+	}
+	defer baseline.stop()
+	for i, sc := range scs {
+		fmt.Fprintf(progress, "%d flags: %s…\n", n, sc.name)
+		ours, base := measureSideBySide(cfg, proxy.addr, baseline.addr, sc.requests)
+		for who, res := range map[string]loadResult{"bunting": ours, "baseline": base} {
+			if res.firstErr != nil || res.requests == 0 {
+				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, proxy.logs)
+			}
+		}
+		rep.rows = append(rep.rows, row{scenario: sc.name, flags: n, bodyBytes: sizes[i], ours: ours, baseline: base, target: sc.target})
+	}
+	rss, peak, err := proxy.rss()
+	rep.memory = append(rep.memory, memory{flags: n, idle: idle, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
+	return nil
+}
+
+// rounds splits each measurement into alternating slices, so that a burst
+// of other work on the shared machine hits both servers alike.
+const rounds = 4
+
+// measureSideBySide warms both servers up, then loads them in turns of
+// duration/rounds each and adds the turns up.
+func measureSideBySide(cfg config, oursAddr, baseAddr string, reqs []request) (ours, base loadResult) {
+	if cfg.warmup > 0 {
+		runLoad(oursAddr, reqs, cfg.conns, cfg.warmup)
+		runLoad(baseAddr, reqs, cfg.conns, cfg.warmup)
+	}
+	slice := cfg.duration / rounds
+	for range rounds {
+		ours = ours.plus(runLoad(oursAddr, reqs, cfg.conns, slice))
+		base = base.plus(runLoad(baseAddr, reqs, cfg.conns, slice))
+	}
+	return ours, base
+}
+
+// record fetches the proxy's answer to every request once; the baseline
+// replays them. It also returns the mean body size per scenario.
+func record(addr string, scs []scenario) (map[string]*recorded, []int, error) {
+	recordings := make(map[string]*recorded)
+	sizes := make([]int, len(scs))
+	for i, sc := range scs {
+		total := 0
+		for _, r := range sc.requests {
+			rec, err := fetch(addr, r)
+			if err != nil {
+				return nil, nil, err
+			}
+			if rec.Status != 200 {
+				return nil, nil, fmt.Errorf("%s %s: status %d: %s", r.method, r.target, rec.Status, rec.Body)
+			}
+			recordings[recordingKey(r.method, r.target, r.body)] = rec
+			total += len(rec.Body)
+		}
+		sizes[i] = total / len(sc.requests)
+	}
+	return recordings, sizes, nil
+}
+
+// markdown renders the report as the README's table.
+func (r *report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| Scenario | Flags | Body (bytes) | Bunting req/s | Baseline req/s | Ratio | Target | Met |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|:---:|\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f %% | ≥ %.0f %% | %s |\n",
+			row.scenario, row.flags, row.bodyBytes, row.ours.perSecond(), row.baseline.perSecond(),
+			100*row.ratio(), 100*row.target, yesNo(row.ratio() >= row.target))
+	}
+	b.WriteString("\n")
+	for _, m := range r.memory {
+		if !m.measuredOK {
+			fmt.Fprintf(&b, "Proxy resident memory with %d flags: not measured\n", m.flags)
+			continue
+		}
+		fmt.Fprintf(&b, "Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
+			m.flags, mb(m.idle), mb(m.rss), mb(m.peak))
+		if m.flags >= 1000 {
+			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.rss <= m.targetRSS))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, proxy and baseline share the machine's cores.\n",
+		r.cfg.conns, r.cfg.duration, r.cfg.warmup)
+	return b.String()
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
