@@ -46,6 +46,9 @@ func (s *Server) newSignals() (*signals.Service, error) {
 			return (&Principal{Kind: KindUser, RootRole: role}).Can(perm, "", "")
 		},
 		SetFeatureEnabled: s.setFeatureEnabledForSignals,
+		FeaturesByTag: func(ctx context.Context, project, tagType, tagValue string) ([]string, error) {
+			return s.store.Q(ctx).FeatureNamesByTag(project, tagType, tagValue)
+		},
 	}, s.cfg.BaseURL)
 }
 
