@@ -219,7 +219,7 @@ func TestSignalTurnsFlagOff(t *testing.T) {
 			actionSet("kill checkout", actor, source, "TOGGLE_FEATURE_OFF", "checkout")).Want(t, 201).JSON(t, &a)
 
 		signal(t, h, "alerts", token, map[string]any{"severity": "info"}).Want(t, 200)
-		time.Sleep(700 * time.Millisecond)
+		allProcessed(t, h)
 		if !flagEnabled(t, h, "checkout") || len(runs(t, h, a.ID)) != 0 {
 			t.Fatal("a non-matching signal changed the flag or ran the action set")
 		}
@@ -336,7 +336,7 @@ func TestFiltersUseTheEngine(t *testing.T) {
 		} {
 			signal(t, h, "alerts", token, miss).Want(t, 200)
 		}
-		time.Sleep(600 * time.Millisecond)
+		allProcessed(t, h)
 		if !flagEnabled(t, h, "checkout") || len(runs(t, h, a.ID)) != 0 {
 			t.Fatal("a non-matching signal ran the action set")
 		}

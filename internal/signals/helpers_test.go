@@ -3,7 +3,6 @@ package signals_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +110,14 @@ func signal(t testing.TB, h *servertest.Harness, name, token string, body any) *
 	return h.Do(t, "POST", "/api/signal-endpoint/"+name, "Bearer "+token, body)
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
+// allProcessed waits until every stored signal has been processed.
+func allProcessed(t testing.TB, h *servertest.Harness) {
+	t.Helper()
+	eventually(t, 5*time.Second, "signals left unprocessed", func() bool {
+		n, err := h.Store.Q(context.Background()).CountUnprocessedSignals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+}

@@ -49,7 +49,7 @@ func TestTwoInstancesProcessEachSignalOnce(t *testing.T) {
 			rs = body.ActionSetEvents
 			return len(rs) >= total && rs[0].State != "started"
 		})
-		time.Sleep(500 * time.Millisecond) // a double run would show up now
+		allProcessed(t, a)
 		var body2 struct{ ActionSetEvents []runJSON }
 		b.Do(t, "GET", fmt.Sprintf("/api/admin/projects/default/actions/%d/events?limit=100", set.ID), b.AdminToken, nil).
 			Want(t, 200).JSON(t, &body2)

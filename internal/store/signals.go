@@ -388,6 +388,19 @@ func (q Q) ClaimNextSignal(holder string) (sg Signal, ok bool, err error) {
 	return sg, true, nil
 }
 
+// MarkSignalProcessed records that a claimed signal's action sets have run.
+func (q Q) MarkSignalProcessed(id int64) error {
+	_, err := q.exec(`UPDATE signals SET processed_at = $2 WHERE id = $1`, id, q.now())
+	return err
+}
+
+// CountUnprocessedSignals counts signals whose processing has not finished.
+func (q Q) CountUnprocessedSignals() (int, error) {
+	var n int
+	err := q.row([]any{&n}, `SELECT COUNT(*) FROM signals WHERE processed_at IS NULL`)
+	return n, err
+}
+
 // SignalClaimedBy returns the instance that claimed a signal (nil while
 // unclaimed), for diagnostics.
 func (q Q) SignalClaimedBy(id int64) (*string, error) {
