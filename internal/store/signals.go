@@ -408,3 +408,21 @@ func (q Q) SignalClaimedBy(id int64) (*string, error) {
 	err := q.row([]any{&by}, `SELECT claimed_by FROM signals WHERE id = $1`, id)
 	return strPtr(by), err
 }
+
+// Advisory lock keys for LockForLimit.
+const (
+	LimitKeySignalEndpoints int64 = 4_242_200 + iota
+	LimitKeySignalTokens
+	LimitKeyActionSets
+)
+
+// LockForLimit serializes, until this transaction ends, the creations that
+// count against one limit, so concurrent creations on PostgreSQL cannot
+// overshoot it. SQLite transactions are serialized already.
+func (tx *Tx) LockForLimit(key int64) error {
+	if tx.s.dialect.Name != "postgres" {
+		return nil
+	}
+	_, err := tx.q.ExecContext(tx.ctx, `SELECT pg_advisory_xact_lock($1)`, key)
+	return tx.s.translate(err)
+}
