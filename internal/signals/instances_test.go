@@ -160,3 +160,41 @@ func TestClaimIsExclusive(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimitAcrossInstances bursts signals at two servers sharing one
+// database: together they accept no more than the limit per second.
+func TestRateLimitAcrossInstances(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		opts := func(c *server.Config) { c.Signals.RatePerSecond = 2 }
+		a := servertest.Start(t, db, opts)
+		b := servertest.Start(t, db, opts)
+		_, token := endpoint(t, a, "alerts")
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			accepted int
+		)
+		start := time.Now()
+		for i := range 40 {
+			h := []*servertest.Harness{a, b}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := signal(t, h, "alerts", token, nil)
+				if res.Status != 200 && res.Status != 429 {
+					t.Errorf("status %s", res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if res.Status == 200 {
+					accepted++
+				}
+			}()
+		}
+		wg.Wait()
+		windows := int(time.Since(start)/time.Second) + 2
+		if accepted < 2 || accepted > 2*windows {
+			t.Fatalf("two instances accepted %d signals over at most %d windows at 2 per second", accepted, windows)
+		}
+	})
+}
