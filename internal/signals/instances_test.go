@@ -198,3 +198,36 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 		}
 	})
 }
+
+// TestLeaseTakeover: when the instance holding the processing lease stops,
+// or dies and its lease expires, another instance takes over.
+func TestLeaseTakeover(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		var token string
+		t.Run("first instance", func(t *testing.T) {
+			a := servertest.Start(t, db, fastRate)
+			_, token = endpoint(t, a, "alerts")
+			signal(t, a, "alerts", token, nil).Want(t, 200)
+			allProcessed(t, a)
+		}) // a has stopped and released the lease
+		b := servertest.Start(t, db, fastRate)
+		start := time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("the second instance took %v to take over from a stopped one", took)
+		}
+
+		// A holder that died keeps the lease until it expires.
+		until := time.Now().Add(1500 * time.Millisecond)
+		if _, err := b.Store.DB().Exec(`UPDATE signal_processing_lease SET holder = 'dead', expires_at = $1`, until.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took < time.Second {
+			t.Fatalf("processed after %v while another instance held the lease", took)
+		}
+	})
+}
