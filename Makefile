@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 NODE_DIR      := test/node
-NODE_MODULES  := $(NODE_DIR)/node_modules/.package-lock.json
+NODE_STAMP    := $(NODE_DIR)/node_modules/.bunting-lock-sha256
 GO            ?= go
 FUZZTIME      ?= 10s
 
@@ -23,11 +23,14 @@ run: ## Run the server (SQLite under ./data) and the proxy in one process
 build: ## Build the bunting binary into ./bin
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bunting ./cmd/bunting
 
-$(NODE_MODULES): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
-	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
-
+# node_modules is reinstalled when the lock file's content changes (a hash
+# stamp, not mtimes: checkouts and worktrees touch files freely).
 .PHONY: node-deps
-node-deps: $(NODE_MODULES) ## Install the pinned npm fixtures and real clients used by the tests
+node-deps: ## Install the pinned npm fixtures and real clients used by the tests
+	@want=$$(sha256sum $(NODE_DIR)/package-lock.json | cut -d' ' -f1); \
+	  if [ "$$(cat $(NODE_STAMP) 2>/dev/null)" != "$$want" ]; then \
+	    (cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error) && echo "$$want" > $(NODE_STAMP); \
+	  fi
 
 .PHONY: test
 test: node-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
@@ -35,10 +38,18 @@ test: node-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the 
 	$(GO) test -count=1 -v -run='^TestClientSpecification$$' ./engine
 	$(GO) test -count=1 -race -timeout 20m ./engine/...
 	$(GO) test -count=1 -race -timeout 5m ./internal/scripts/...
+	$(GO) test -count=1 -race -timeout 5m ./proxy/... ./internal/upstream/...
+	$(GO) test -run='^$$' -fuzz='^FuzzPostBody$$' -fuzztime=$(FUZZTIME) ./proxy
 	$(GO) test -run='^$$' -fuzz='^FuzzEvaluate$$' -fuzztime=$(FUZZTIME) ./engine
 	cd bench && $(GO) test -count=1 -run . ./...
 	cd loadtest && $(GO) test -count=1 -timeout 5m ./...
 	cd e2e && $(GO) test -count=1 -timeout 5m ./...
+	cd test/gosdk && $(GO) test -count=1 ./...
+	cd compat && BUNTING_COMPAT=1 $(GO) test -count=1 -timeout 15m ./...
+
+.PHONY: compat
+compat: node-deps ## Run only the compatibility tests with the real Unleash server, SDKs and Node proxy
+	cd compat && BUNTING_COMPAT=1 $(GO) test -count=1 -timeout 15m -v ./...
 
 .PHONY: fuzz
 fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
@@ -47,6 +58,7 @@ fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 .PHONY: bench
 bench: ## Benchmark the engine against the official Go SDK, side by side
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=2s -count=1 ./internal/signals
 
 .PHONY: bench-server
 bench-server: ## Benchmark the flag server: toggles with their events, events search over 1M events (SQLite, PostgreSQL)
@@ -66,3 +78,5 @@ lint: ## gofmt and go vet, over every module
 	cd loadtest && $(GO) vet ./...
 	cd bench/server && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd test/gosdk && $(GO) vet ./...
+	cd compat && $(GO) vet ./...

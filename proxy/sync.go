@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -68,7 +71,7 @@ func (p *Proxy) syncLoop(ctx context.Context) {
 
 // syncOnce fetches once and installs a changed configuration.
 func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
-	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastRaw)
+	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastSum)
 	if err != nil {
 		result := "error"
 		if upstream.IsUnauthorized(err) {
@@ -87,16 +90,19 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 		return f.ETag, nil
 	}
 	p.fromAPI.Store(true)
-	p.lastRaw = f.Raw
+	p.lastSum = f.Sum
 	p.install(p.compile(f.Features), "upstream")
 	p.metrics.syncResult("changed", true, true)
 	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
 	if p.storage != nil {
-		if err := p.storage.Set(ctx, p.cfg.UpstreamAppName, f.Raw); err != nil {
+		if err := p.storage.Set(ctx, p.backupKey(), f.Raw); err != nil {
 			p.log.Warn("could not save the backup", "err", err)
 		}
 	}
-	return f.ETag, nil
+	etag = f.ETag
+	f = upstream.Fetched{}
+	p.compactMemory()
+	return etag, nil
 }
 
 // loadBackup serves the stored payload until upstream answers.
@@ -104,7 +110,7 @@ func (p *Proxy) loadBackup() {
 	if p.storage == nil {
 		return
 	}
-	raw, err := p.storage.Get(context.Background(), p.cfg.UpstreamAppName)
+	raw, err := p.storage.Get(context.Background(), p.backupKey())
 	if err != nil {
 		p.log.Warn("could not read the backup", "err", err)
 		return
@@ -120,8 +126,10 @@ func (p *Proxy) loadBackup() {
 	if len(cf.Features) == 0 {
 		return
 	}
-	p.lastRaw = raw
+	p.lastSum = sha256.Sum256(raw)
 	p.install(p.compile(cf), "backup")
+	raw, cf = nil, nil
+	p.compactMemory()
 }
 
 // bootstrap loads expBootstrap.url unless upstream answers first.
@@ -146,6 +154,8 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 				return
 			}
 			p.install(p.compile(f.Features), "bootstrap")
+			f = upstream.Fetched{}
+			p.compactMemory()
 			return
 		}
 		if ctx.Err() != nil {
@@ -244,4 +254,13 @@ func (p *Proxy) finalFlush() {
 	if err := p.postMetrics(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		p.log.Warn("final usage metrics post failed", "err", err)
 	}
+}
+
+// backupKey names the stored backup: the app name, as the reference does,
+// plus a short hash of the upstream and its filters, so a proxy never
+// starts from a configuration made for another upstream or filter.
+func (p *Proxy) backupKey() string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%s|%s|%v", p.cfg.UpstreamURL, p.cfg.ProjectName, p.cfg.NamePrefix, p.cfg.Tags)
+	return fmt.Sprintf("%s-%08x", p.cfg.UpstreamAppName, h.Sum32())
 }

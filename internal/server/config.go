@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/signals"
 )
 
 // Config is the flag server's configuration, parsed once from the
@@ -37,6 +39,8 @@ type Config struct {
 	RevisionPollInterval time.Duration
 	// BaseURL is the externally visible address, used in printed URLs.
 	BaseURL string
+	// Signals holds the signal endpoint and action limits.
+	Signals signals.Config
 }
 
 // DefaultConfig returns the defaults.
@@ -47,6 +51,7 @@ func DefaultConfig() Config {
 		LogLevel:             "info",
 		BodyLimit:            100 * 1024,
 		RevisionPollInterval: time.Second,
+		Signals:              signals.DefaultConfig(),
 	}
 }
 
@@ -136,7 +141,7 @@ func (c *Config) fromEnv(env LookupEnv) error {
 		c.InitClientTokens = splitList(env, "INIT_CLIENT_API_TOKENS")
 	}
 	c.InitFrontendTokens = splitList(env, "INIT_FRONTEND_API_TOKENS")
-	return nil
+	return c.Signals.FromEnv(env)
 }
 
 func splitList(env LookupEnv, name string) []string {
@@ -181,6 +186,9 @@ func (c Config) Validate() error {
 		if _, e := tokenScope(t); e == "*" {
 			errs = append(errs, errors.New("INIT_FRONTEND_API_TOKENS: a frontend token cannot be scoped to all environments"))
 		}
+	}
+	if err := c.Signals.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

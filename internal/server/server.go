@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -24,6 +25,7 @@ type Server struct {
 	handler http.Handler
 	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
+	signals *signals.Service
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -40,6 +42,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.client = newClientCache(s)
+	var err error
+	if s.signals, err = s.newSignals(); err != nil {
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -54,6 +60,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runExtras(ctx)
+	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
@@ -89,7 +96,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go s.Run(runCtx)
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); s.Run(runCtx) }()
+	defer func() { cancel(); <-runDone }() // background workers stop before the caller closes the store
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if ready != nil {

@@ -1,0 +1,233 @@
+package signals_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/server"
+	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// TestTwoInstancesProcessEachSignalOnce starts two servers on one database
+// and posts signals to both at once: every signal is processed exactly
+// once, and the runs follow the signals' order.
+func TestTwoInstancesProcessEachSignalOnce(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		opts := func(c *server.Config) { c.Signals.RatePerSecond = 10000 }
+		a := servertest.Start(t, db, opts)
+		b := servertest.Start(t, db, opts)
+		source, token := endpoint(t, a, "alerts")
+		actor := serviceAccount(t, a, "bot", "Editor")
+		flag(t, a, "checkout")
+		body := actionSet("kill", actor, source, "TOGGLE_FEATURE_OFF", "checkout")
+		delete(body["match"].(map[string]any), "payload")
+		var set actionSetJSON
+		a.Do(t, "POST", "/api/admin/projects/default/actions", a.AdminToken, body).Want(t, 201).JSON(t, &set)
+
+		const perInstance = 15
+		var wg sync.WaitGroup
+		for _, h := range []*servertest.Harness{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perInstance {
+					signal(t, h, "alerts", token, map[string]any{"n": i}).Want(t, 200)
+				}
+			}()
+		}
+		wg.Wait()
+		total := 2 * perInstance
+		var rs []runJSON
+		eventually(t, 10*time.Second, "not every signal was processed", func() bool {
+			var body struct{ ActionSetEvents []runJSON }
+			b.Do(t, "GET", fmt.Sprintf("/api/admin/projects/default/actions/%d/events?limit=100", set.ID), b.AdminToken, nil).
+				Want(t, 200).JSON(t, &body)
+			rs = body.ActionSetEvents
+			return len(rs) >= total && rs[0].State != "started"
+		})
+		allProcessed(t, a)
+		var body2 struct{ ActionSetEvents []runJSON }
+		b.Do(t, "GET", fmt.Sprintf("/api/admin/projects/default/actions/%d/events?limit=100", set.ID), b.AdminToken, nil).
+			Want(t, 200).JSON(t, &body2)
+		rs = body2.ActionSetEvents
+		if len(rs) != total {
+			t.Fatalf("%d runs for %d signals", len(rs), total)
+		}
+		seen := map[int64]bool{}
+		for i, r := range rs {
+			if seen[r.SignalID] {
+				t.Fatalf("signal %d processed twice", r.SignalID)
+			}
+			seen[r.SignalID] = true
+			if r.State != "success" {
+				t.Fatalf("run %d: %+v", r.ID, r)
+			}
+			if i > 0 && r.SignalID >= rs[i-1].SignalID {
+				t.Fatalf("runs out of signal order: signal %d ran after signal %d", rs[i-1].SignalID, r.SignalID)
+			}
+		}
+		claimers := map[string]int{}
+		rows, err := a.Store.DB().QueryContext(context.Background(), `SELECT claimed_by, COUNT(*) FROM signals GROUP BY claimed_by`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var by *string
+			var n int
+			if err := rows.Scan(&by, &n); err != nil {
+				t.Fatal(err)
+			}
+			if by == nil {
+				t.Fatalf("%d signals left unclaimed", n)
+			}
+			claimers[*by] = n
+		}
+		t.Logf("claims per instance: %v", claimers)
+		if len(events(t, a, "feature-environment-disabled")) != 1 {
+			t.Fatal("the flag should be switched off exactly once")
+		}
+	})
+}
+
+// TestClaimIsExclusive races claimers on two connections pools to one
+// database, without the lease: each signal is claimed exactly once.
+func TestClaimIsExclusive(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		stores := []*store.Store{servertest.OpenStore(t, db), servertest.OpenStore(t, db)}
+		ctx := context.Background()
+		var source int64
+		err := stores[0].Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			source, err = tx.InsertSignalEndpoint(store.SignalEndpoint{Name: "e", Enabled: true, CreatedAt: time.Now()})
+			if err != nil {
+				return err
+			}
+			return tx.Event(store.NewEvent{Type: "signal-endpoint-created", Actor: store.Actor{Name: "test"}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const signals = 200
+		for i := range signals {
+			if _, err := stores[0].Q(ctx).InsertSignal(store.Signal{Source: store.SignalSourceEndpoint, SourceID: source,
+				Payload: []byte(fmt.Sprintf(`{"n":%d}`, i)), CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var (
+			mu      sync.Mutex
+			claimed = map[int64]string{}
+			wg      sync.WaitGroup
+		)
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				me := fmt.Sprint("worker-", w)
+				q := stores[w%2].Q(ctx)
+				for {
+					sg, ok, err := q.ClaimNextSignal(me)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !ok {
+						return
+					}
+					mu.Lock()
+					if prev, dup := claimed[sg.ID]; dup {
+						t.Errorf("signal %d claimed by %s and %s", sg.ID, prev, me)
+					}
+					claimed[sg.ID] = me
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(claimed) != signals {
+			t.Fatalf("%d of %d signals claimed", len(claimed), signals)
+		}
+		for id, me := range claimed {
+			by, err := stores[1].Q(ctx).SignalClaimedBy(id)
+			if err != nil || by == nil || *by != me {
+				t.Fatalf("signal %d: stored claimer %v, want %s (%v)", id, by, me, err)
+			}
+		}
+	})
+}
+
+// TestRateLimitAcrossInstances bursts signals at two servers sharing one
+// database: together they accept no more than the limit per second.
+func TestRateLimitAcrossInstances(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		opts := func(c *server.Config) { c.Signals.RatePerSecond = 2 }
+		a := servertest.Start(t, db, opts)
+		b := servertest.Start(t, db, opts)
+		_, token := endpoint(t, a, "alerts")
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			accepted int
+		)
+		start := time.Now()
+		for i := range 40 {
+			h := []*servertest.Harness{a, b}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := signal(t, h, "alerts", token, nil)
+				if res.Status != 200 && res.Status != 429 {
+					t.Errorf("status %s", res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if res.Status == 200 {
+					accepted++
+				}
+			}()
+		}
+		wg.Wait()
+		windows := int(time.Since(start)/time.Second) + 2
+		if accepted < 2 || accepted > 2*windows {
+			t.Fatalf("two instances accepted %d signals over at most %d windows at 2 per second", accepted, windows)
+		}
+	})
+}
+
+// TestLeaseTakeover: when the instance holding the processing lease stops,
+// or dies and its lease expires, another instance takes over.
+func TestLeaseTakeover(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		var token string
+		t.Run("first instance", func(t *testing.T) {
+			a := servertest.Start(t, db, fastRate)
+			_, token = endpoint(t, a, "alerts")
+			signal(t, a, "alerts", token, nil).Want(t, 200)
+			allProcessed(t, a)
+		}) // a has stopped and released the lease
+		b := servertest.Start(t, db, fastRate)
+		start := time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("the second instance took %v to take over from a stopped one", took)
+		}
+
+		// A holder that died keeps the lease until it expires.
+		until := time.Now().Add(1500 * time.Millisecond)
+		if _, err := b.Store.DB().Exec(`UPDATE signal_processing_lease SET holder = 'dead', expires_at = $1`, until.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took < time.Second {
+			t.Fatalf("processed after %v while another instance held the lease", took)
+		}
+	})
+}

@@ -1,0 +1,265 @@
+package signals
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// Run states of an action set event and of its actions.
+const (
+	StateNotStarted = "not started"
+	StateStarted    = "started"
+	StateSuccess    = "success"
+	StateFailed     = "failed"
+)
+
+// Run processes signals until ctx ends: at once when this instance receives
+// one, and every PollInterval for those other instances received. Only the
+// instance holding the processing lease works, one signal at a time in
+// arrival order; each signal is claimed by a conditional UPDATE first, so
+// no signal is processed twice even if two instances overlap.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	defer func() {
+		release, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.store.Q(release).ReleaseSignalLease(s.instance)
+	}()
+	lastPrune := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-t.C:
+		}
+		if err := s.processPending(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("signal processing failed", "err", err)
+		}
+		if time.Since(lastPrune) > time.Minute {
+			lastPrune = time.Now()
+			if err := s.store.Q(ctx).PruneSignalRate(s.store.Now().Add(-time.Minute)); err != nil && ctx.Err() == nil {
+				s.log.Warn("pruning signal rate windows failed", "err", err)
+			}
+		}
+	}
+}
+
+// processPending handles every unclaimed signal while this instance holds
+// the lease.
+func (s *Service) processPending(ctx context.Context) error {
+	q := s.store.Q(ctx)
+	for {
+		pending, err := q.HasUnclaimedSignals()
+		if err != nil || !pending {
+			return err
+		}
+		held, err := q.AcquireSignalLease(s.instance, s.store.Now().Add(s.cfg.LeaseDuration))
+		if err != nil || !held {
+			return err
+		}
+		sg, ok, err := q.ClaimNextSignal(s.instance)
+		if err != nil || !ok {
+			return err
+		}
+		err = s.process(ctx, sg)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			s.log.Warn("signal not processed", "signal", sg.ID, "err", err)
+		}
+		if err := q.MarkSignalProcessed(sg.ID); err != nil {
+			return err
+		}
+	}
+}
+
+// process runs every enabled action set of the signal's source whose
+// filters match its payload, in id order.
+func (s *Service) process(ctx context.Context, sg store.Signal) error {
+	sets, err := s.store.Q(ctx).EnabledActionSetsForSource(sg.Source, sg.SourceID)
+	if err != nil {
+		return err
+	}
+	pctx := payloadContext(sg.Payload)
+	for _, set := range sets {
+		if !filtersMatch(set.Match.Payload, pctx) {
+			continue
+		}
+		if err := s.runActionSet(ctx, set, sg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// payloadContext turns the payload's top-level scalar values into context
+// properties (numbers and booleans in their JSON spelling), so filters
+// work like strategy constraints. Built-in field names also fill the
+// matching context field.
+func payloadContext(payload json.RawMessage) *engine.Context {
+	ctx := &engine.Context{Properties: map[string]string{}}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(payload, &top) != nil {
+		return ctx
+	}
+	for k, raw := range top {
+		v, ok := scalarString(raw)
+		if !ok {
+			continue
+		}
+		ctx.Properties[k] = v
+		switch k {
+		case "userId":
+			ctx.UserID = v
+		case "sessionId":
+			ctx.SessionID = v
+		case "remoteAddress":
+			ctx.RemoteAddress = v
+		case "environment":
+			ctx.Environment = v
+		case "appName":
+			ctx.AppName = v
+		case "currentTime":
+			ctx.CurrentTime = v
+		}
+	}
+	return ctx
+}
+
+func scalarString(raw json.RawMessage) (string, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case float64:
+		return strings.TrimSpace(string(raw)), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// filtersMatch evaluates the filters with the engine; none means match.
+func filtersMatch(filters map[string]store.PayloadFilter, ctx *engine.Context) bool {
+	cs := make([]engine.Constraint, 0, len(filters))
+	for key, f := range filters {
+		cs = append(cs, engine.Constraint{ContextName: key, Operator: f.Operator, Values: f.Values, Value: f.Value,
+			Inverted: f.Inverted, CaseInsensitive: f.CaseInsensitive})
+	}
+	return engine.CompileConstraints(cs, engine.Options{}).Match(ctx)
+}
+
+// actionRun is an action with its state in a run.
+type actionRun struct {
+	store.Action
+	State   string `json:"state"`
+	Details string `json:"details,omitempty"`
+}
+
+// actionSetRun is the action set as recorded by a run.
+type actionSetRun struct {
+	store.ActionSet
+	Actions []actionRun `json:"actions"`
+}
+
+// runActionSet records a run, executes the actions in order as the set's
+// actor and stops at the first failure.
+func (s *Service) runActionSet(ctx context.Context, set store.ActionSet, sg store.Signal) error {
+	q := s.store.Q(ctx)
+	run := actionSetRun{ActionSet: set}
+	for _, a := range set.Actions {
+		run.Actions = append(run.Actions, actionRun{Action: a, State: StateNotStarted})
+	}
+	signalJSON, err := json.Marshal(sg)
+	if err != nil {
+		return err
+	}
+	snapshot := func() json.RawMessage { b, _ := json.Marshal(run); return b }
+	eventID, err := q.InsertActionSetEvent(store.ActionSetEvent{ActionSetID: set.ID, SignalID: sg.ID, State: StateStarted,
+		Signal: signalJSON, ActionSet: snapshot(), CreatedAt: s.store.Now()})
+	if err != nil {
+		return err
+	}
+	state := StateSuccess
+	actor, role, err := s.actorOf(ctx, set.ActorID)
+	for i := range run.Actions {
+		if err == nil {
+			run.Actions[i].State = StateStarted
+			if err = q.UpdateActionSetEvent(eventID, StateStarted, snapshot()); err != nil {
+				return err
+			}
+			err = s.execute(ctx, actor, role, run.Actions[i].Action)
+		}
+		if err != nil {
+			state = StateFailed
+			run.Actions[i].State, run.Actions[i].Details = StateFailed, err.Error()
+			break
+		}
+		run.Actions[i].State = StateSuccess
+	}
+	return q.UpdateActionSetEvent(eventID, state, snapshot())
+}
+
+// actorOf loads the service account an action set runs as.
+func (s *Service) actorOf(ctx context.Context, id int64) (store.Actor, string, error) {
+	u, err := s.store.Q(ctx).User(id)
+	if err != nil {
+		return store.Actor{}, "", fmt.Errorf("the action set's actor %d could not be loaded: %w", id, err)
+	}
+	if !u.IsService {
+		return store.Actor{}, "", fmt.Errorf("the action set's actor %d is not a service account", id)
+	}
+	name := "service-account-" + strconv.FormatInt(id, 10)
+	switch {
+	case u.Username != nil && *u.Username != "":
+		name = *u.Username
+	case u.Name != nil && *u.Name != "":
+		name = *u.Name
+	}
+	return store.Actor{Name: name, UserID: &u.ID}, u.RootRole, nil
+}
+
+// execute runs one action as actor after checking its role's permissions.
+func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a store.Action) error {
+	def, ok := actionDefinitions[a.Action]
+	if !ok {
+		return fmt.Errorf("unknown action %q", a.Action)
+	}
+	for _, perm := range def.Permissions {
+		if !s.hooks.RoleCan(role, perm) {
+			return fmt.Errorf("service account %s (root role %s) lacks the %s permission", actor.Name, role, perm)
+		}
+	}
+	p := a.ExecutionParams
+	if !def.byTag {
+		return s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], p["featureName"], p["environment"], def.enables)
+	}
+	if s.hooks.FeaturesByTag == nil {
+		return errors.New("tags are not available in this server, so flags cannot be selected by tag")
+	}
+	tagType, tagValue, _ := strings.Cut(p["tag"], ":")
+	names, err := s.hooks.FeaturesByTag(ctx, p["project"], tagType, tagValue)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], name, p["environment"], def.enables); err != nil {
+			return fmt.Errorf("flag %s: %w", name, err)
+		}
+	}
+	return nil
+}
