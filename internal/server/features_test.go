@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/server"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
@@ -313,6 +317,29 @@ func TestBulkToggle(t *testing.T) {
 		h.Do(t, "POST", bulk+"/off", h.AdminToken, map[string]any{"features": []string{"b1", "b2"}}).Want(t, 200)
 		if n := len(eventsOf(t, h, "feature-environment-disabled", "b2")); n != 1 {
 			t.Fatalf("%d disabled events", n)
+		}
+	})
+}
+
+func TestSetFeatureEnabledChecksPermission(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "k1")
+		viewer := &server.Principal{Kind: server.KindUser, Name: "svc-viewer", RootRole: server.RoleViewer}
+		err := h.Server.SetFeatureEnabled(context.Background(), viewer, "default", "k1", "production", true)
+		if !apierr.IsKind(err, apierr.KindForbidden) {
+			t.Fatalf("viewer: %v", err)
+		}
+		id := int64(7)
+		editor := &server.Principal{Kind: server.KindUser, Name: "svc-editor", UserID: &id, RootRole: server.RoleEditor}
+		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "k1", "production", true); err != nil {
+			t.Fatal(err)
+		}
+		ev := eventsOf(t, h, "feature-environment-enabled", "k1")
+		if len(ev) != 1 || ev[0]["createdBy"] != "svc-editor" || ev[0]["createdByUserId"] != float64(7) {
+			t.Fatalf("events: %v", ev)
+		}
+		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "nope", "production", false); !apierr.IsKind(err, apierr.KindNotFound) {
+			t.Fatalf("unknown flag: %v", err)
 		}
 	})
 }

@@ -35,6 +35,7 @@ type featureView struct {
 	Environments []featureEnvView   `json:"environments"`
 	Variants     []engine.Variant   `json:"variants"`
 	Strategies   []store.Strategy   `json:"strategies"`
+	Tags         []any              `json:"tags"`
 	Children     []string           `json:"children"`
 	Dependencies []store.Dependency `json:"dependencies"`
 }
