@@ -48,6 +48,8 @@ func (s *Server) routes() http.Handler {
 	r.admin("PUT "+F, PermUpdateFeature, s.updateFeature, withJSON)
 	r.admin("PATCH "+F, PermUpdateFeature, s.patchFeature, withJSON)
 	r.admin("DELETE "+F, PermDeleteFeature, s.archiveFeature)
+	r.admin("POST "+F+"/clone", PermCreateFeature, s.cloneFeature, withJSON)
+	r.admin("GET /api/admin/archive/features", "", s.listAllArchivedFeatures)
 	r.admin("POST /api/admin/archive/revive/{featureName}", PermUpdateFeature, s.reviveFeature)
 	r.admin("DELETE /api/admin/archive/{featureName}", PermDeleteFeature, s.deleteFeature)
 
