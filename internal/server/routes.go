@@ -91,6 +91,7 @@ func (s *Server) routes() http.Handler {
 	// Usage reported by SDKs, read back.
 	r.admin("GET /api/admin/client-metrics/features/{featureName}", "", s.featureUsage)
 	r.admin("GET /api/admin/client-metrics/features/{featureName}/raw", "", s.featureUsage)
+	r.admin("GET /api/admin/metrics/applications", "", s.listApplications)
 
 	// Client API: client tokens only.
 	r.client("GET /api/client/features", s.clientFeatures)
