@@ -44,6 +44,7 @@ fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 .PHONY: bench
 bench: ## Benchmark the engine against the official Go SDK, side by side
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=2s ./internal/server/
 
 .PHONY: lint
 lint: ## gofmt and go vet, over every module
