@@ -59,6 +59,7 @@ fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 bench: ## Benchmark the engine against the official Go SDK, side by side
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
 	$(GO) test -run='^$$' -bench=. -benchtime=2s -count=1 ./internal/signals
+	$(GO) test -run='^$$' -bench=. -benchtime=2s ./internal/server/
 
 .PHONY: bench-server
 bench-server: ## Benchmark the flag server: toggles with their events, events search over 1M events (SQLite, PostgreSQL)
