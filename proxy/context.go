@@ -53,6 +53,14 @@ func parseQueryContext(raw string, ctx *engine.Context) error {
 			continue
 		}
 		k, v, _ := strings.Cut(part, "=")
+		if name, ok := encodedPropertyName(k); ok {
+			// The browser SDK's properties%5Bname%5D=value, without
+			// unescaping (and allocating) the whole key.
+			if err := setEncodedProperty(ctx, k, name, v); err != nil {
+				return err
+			}
+			continue
+		}
 		key, err := unescape(k)
 		if err != nil {
 			return apierr.Validation("query parameter %q is not valid URL encoding", k)
@@ -64,6 +72,35 @@ func parseQueryContext(raw string, ctx *engine.Context) error {
 		if err := setQueryField(ctx, &seen, key, val); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// encodedPropertyName returns the still-escaped name of a
+// "properties%5Bname%5D" key.
+func encodedPropertyName(k string) (string, bool) {
+	const prefix, suffix = "properties%5", "%5"
+	if len(k) < len(prefix)+len(suffix)+3 || k[:len(prefix)] != prefix || (k[len(prefix)] != 'B' && k[len(prefix)] != 'b') {
+		return "", false
+	}
+	end := len(k) - 3
+	if k[end:end+2] != suffix || (k[end+2] != 'D' && k[end+2] != 'd') {
+		return "", false
+	}
+	return k[len(prefix)+1 : end], true
+}
+
+func setEncodedProperty(ctx *engine.Context, rawKey, rawName, rawValue string) error {
+	name, err := unescape(rawName)
+	if err != nil || name == "" || strings.ContainsAny(name, "[]") {
+		return apierr.Validation("query parameter %q: properties must map names to strings", rawKey)
+	}
+	val, err := unescape(rawValue)
+	if err != nil {
+		return apierr.Validation("the value of query parameter %q is not valid URL encoding", rawKey)
+	}
+	if val != "" {
+		setProperty(ctx, name, val)
 	}
 	return nil
 }

@@ -177,10 +177,12 @@ const bootstrapPayload = `{"version":2,"features":[{"name":"from-bootstrap","ena
 
 const clientKey = "client-key-1"
 
-// testConfig is a valid configuration against u.
+// testConfig is a valid configuration against u (nil: set UpstreamURL).
 func testConfig(u *fakeUpstream) proxy.Config {
 	cfg := proxy.DefaultConfig()
-	cfg.UpstreamURL = u.URL()
+	if u != nil {
+		cfg.UpstreamURL = u.URL()
+	}
 	cfg.UpstreamAPIToken = "upstream-token"
 	cfg.ClientKeys = []string{clientKey, "other-key"}
 	cfg.RefreshInterval = 50 * time.Millisecond

@@ -61,6 +61,18 @@ func TestOpenAPIDocsServedFromTheBinary(t *testing.T) {
 	resp, body = r.do(t, http.MethodGet, "/docs/openapi/swagger-ui-bundle.js", "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Greater(t, len(body), 100000)
+
+	// proxyBasePath prefixes the docs and the paths they describe.
+	cfg.ProxyBasePath = "/base"
+	r = startReady(t, cfg)
+	resp, body = r.do(t, http.MethodGet, "/base/docs/openapi.json", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, `"/base/proxy"`)
+	resp, body = r.do(t, http.MethodGet, "/base/docs/openapi/", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, "/base/docs/openapi.json")
+	resp, _ = r.do(t, http.MethodGet, "/docs/openapi.json", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
 // TestFrontendHandlerMountedElsewhere uses the evaluation endpoints alone,

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,8 +27,8 @@ type promMetrics struct {
 	ready       prometheus.Gauge
 	posts       *prometheus.CounterVec
 
-	observers sync.Map // route -> prometheus.Observer
-	counters  sync.Map // route+method+code -> prometheus.Counter
+	latencyByRoute [len(routeNames)]atomic.Pointer[prometheus.Observer]
+	requestsBy     [len(routeNames)][len(methodNames)][len(cachedCodes)]atomic.Pointer[prometheus.Counter]
 }
 
 func newPromMetrics(extra prometheus.Registerer) *promMetrics {
@@ -82,23 +83,62 @@ func newPromMetrics(extra prometheus.Registerer) *promMetrics {
 	return m
 }
 
+// observe records one request. The common label sets are cached in
+// arrays (no map or hashing per request); the rest go through the vectors.
 func (m *promMetrics) observe(route, method string, code int, d time.Duration) {
-	o, ok := m.observers.Load(route)
-	if !ok {
-		o, _ = m.observers.LoadOrStore(route, m.latency.WithLabelValues(route))
+	ri, mi, ci := routeIndex(route), methodIndex(method), codeIndex(code)
+	obs := m.latencyByRoute[ri].Load()
+	if obs == nil {
+		o := m.latency.WithLabelValues(route)
+		obs = &o
+		m.latencyByRoute[ri].Store(obs)
 	}
-	o.(prometheus.Observer).Observe(d.Seconds())
-	key := counterKey{route, method, code}
-	c, ok := m.counters.Load(key)
-	if !ok {
-		c, _ = m.counters.LoadOrStore(key, m.requests.WithLabelValues(route, method, strconv.Itoa(code)))
+	(*obs).Observe(d.Seconds())
+	if mi < 0 || ci < 0 {
+		m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+		return
 	}
-	c.(prometheus.Counter).Inc()
+	slot := &m.requestsBy[ri][mi][ci]
+	c := slot.Load()
+	if c == nil {
+		cnt := m.requests.WithLabelValues(route, method, strconv.Itoa(code))
+		c = &cnt
+		slot.Store(c)
+	}
+	(*c).Inc()
 }
 
-type counterKey struct {
-	route, method string
-	code          int
+var routeNames = [...]string{routeFrontend, routeAll, routeHealth, routeMetrics, routeRegister, routeFeatures, routePrometheus, routeOptions, routeUnknown}
+
+func routeIndex(route string) int {
+	for i, r := range routeNames {
+		if r == route {
+			return i
+		}
+	}
+	return len(routeNames) - 1
+}
+
+var methodNames = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodOptions}
+
+func methodIndex(m string) int {
+	for i, n := range methodNames {
+		if n == m {
+			return i
+		}
+	}
+	return -1
+}
+
+var cachedCodes = [...]int{200, 304, 400, 401, 404, 503}
+
+func codeIndex(code int) int {
+	for i, c := range cachedCodes {
+		if c == code {
+			return i
+		}
+	}
+	return -1
 }
 
 func (m *promMetrics) syncResult(result string, ok, changed bool) {

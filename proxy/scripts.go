@@ -2,18 +2,12 @@ package proxy
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"sort"
-	"time"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/scripts"
 )
-
-// scriptLoader loads script strategies and enrichers. It is set by
-// scripts_goja.go once the embedded JavaScript engine is part of the
-// build; without it, configuring script files is a startup error.
-var scriptLoader func(strategies, enrichers []string, timeout time.Duration, log *slog.Logger) (map[string]engine.CustomStrategy, []ContextEnricher, error)
 
 // loadScripts checks that every configured script file is readable, loads
 // them, and merges in the Go strategies and enrichers of the options.
@@ -32,18 +26,24 @@ func (p *Proxy) loadScripts(s settings) error {
 		}
 	}
 	strategies := map[string]engine.CustomStrategy{}
-	if len(p.cfg.CustomStrategies)+len(p.cfg.ExpCustomEnrichers) > 0 {
-		if scriptLoader == nil {
-			return fmt.Errorf("customStrategies (UPSTREAM_CUSTOM_STRATEGIES_FILE) / expCustomEnrichers (EXP_CUSTOM_ENRICHERS_FILE): script support is not part of this build")
-		}
-		st, en, err := scriptLoader(p.cfg.CustomStrategies, p.cfg.ExpCustomEnrichers, p.cfg.ScriptTimeout, s.logger)
+	opts := scripts.Options{Timeout: p.cfg.ScriptTimeout, Logger: s.logger}
+	if len(p.cfg.CustomStrategies) > 0 {
+		st, err := scripts.LoadStrategies(p.cfg.CustomStrategies, opts)
 		if err != nil {
-			return err
+			return fmt.Errorf("customStrategies (UPSTREAM_CUSTOM_STRATEGIES_FILE): %w", err)
 		}
 		for k, v := range st {
 			strategies[k] = v
 		}
-		p.enrichers = append(p.enrichers, en...)
+	}
+	if len(p.cfg.ExpCustomEnrichers) > 0 {
+		en, err := scripts.LoadEnrichers(p.cfg.ExpCustomEnrichers, opts)
+		if err != nil {
+			return fmt.Errorf("expCustomEnrichers (EXP_CUSTOM_ENRICHERS_FILE): %w", err)
+		}
+		for _, e := range en {
+			p.enrichers = append(p.enrichers, e)
+		}
 	}
 	for k, v := range s.strategies {
 		strategies[k] = v

@@ -100,7 +100,7 @@ func TestQueryContextAsTheBrowserSDKSendsIt(t *testing.T) {
 			assert.NotContains(t, got, n, tc.query)
 		}
 	}
-	for _, bad := range []string{"?properties=string", "?userId=1&userId=2", "?userId[]=1", "?properties[a][b]=1", "?userId=%zz"} {
+	for _, bad := range []string{"?properties=string", "?userId=1&userId=2", "?userId[]=1", "?properties[a][b]=1", "?userId=%zz", "?properties%5Ba%5D%5Bb%5D=1", "?properties%5B%5D=1", "?properties%5Ba%5D=%zz"} {
 		resp, body := r.get(t, "/proxy"+bad)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
 		assert.Contains(t, body, `"name":"ValidationError"`, bad)
@@ -316,6 +316,16 @@ func TestCORS(t *testing.T) {
 	resp, _ = r.do(t, http.MethodOptions, "/proxy", "", "Origin", "https://example.com", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "60", resp.Header.Get("Access-Control-Max-Age"))
+
+	// preflightContinue passes the preflight on to the routes (which
+	// answer OPTIONS with optionsSuccessStatus) after the CORS headers.
+	cfg = testConfig(u)
+	cfg.CORS.PreflightContinue = true
+	cfg.CORS.OptionsSuccessStatus = 202
+	r = startReady(t, cfg)
+	resp, _ = r.do(t, http.MethodOptions, "/proxy", "", "Origin", "https://example.com", "Access-Control-Request-Method", "GET")
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))
 }
 
 func TestRoutesAndBasePath(t *testing.T) {

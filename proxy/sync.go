@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -70,7 +71,7 @@ func (p *Proxy) syncLoop(ctx context.Context) {
 
 // syncOnce fetches once and installs a changed configuration.
 func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
-	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastRaw)
+	f, err := p.upstream.FetchFeatures(ctx, etag, p.lastSum)
 	if err != nil {
 		result := "error"
 		if upstream.IsUnauthorized(err) {
@@ -89,7 +90,7 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 		return f.ETag, nil
 	}
 	p.fromAPI.Store(true)
-	p.lastRaw = f.Raw
+	p.lastSum = f.Sum
 	p.install(p.compile(f.Features), "upstream")
 	p.metrics.syncResult("changed", true, true)
 	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
@@ -98,7 +99,10 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 			p.log.Warn("could not save the backup", "err", err)
 		}
 	}
-	return f.ETag, nil
+	etag = f.ETag
+	f = upstream.Fetched{}
+	p.compactMemory()
+	return etag, nil
 }
 
 // loadBackup serves the stored payload until upstream answers.
@@ -122,8 +126,10 @@ func (p *Proxy) loadBackup() {
 	if len(cf.Features) == 0 {
 		return
 	}
-	p.lastRaw = raw
+	p.lastSum = sha256.Sum256(raw)
 	p.install(p.compile(cf), "backup")
+	raw, cf = nil, nil
+	p.compactMemory()
 }
 
 // bootstrap loads expBootstrap.url unless upstream answers first.
@@ -148,6 +154,8 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 				return
 			}
 			p.install(p.compile(f.Features), "bootstrap")
+			f = upstream.Fetched{}
+			p.compactMemory()
 			return
 		}
 		if ctx.Err() != nil {

@@ -6,6 +6,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -119,8 +120,10 @@ type Fetched struct {
 	// Features is nil when upstream answered 304 or sent the same bytes
 	// as last time.
 	Features *engine.ClientFeatures
-	// Raw is the body as received.
-	Raw  []byte
+	// Raw is the body as received (nil when unchanged).
+	Raw []byte
+	// Sum is the SHA-256 of the body, to recognise an unchanged one.
+	Sum  [sha256.Size]byte
 	ETag string
 }
 
@@ -139,10 +142,10 @@ func (c *Client) setHeaders(h http.Header, interval time.Duration) {
 }
 
 // FetchFeatures gets the client features payload; etag and last are the
-// ETag and body of the last successful fetch (a body equal to last is not
-// decoded again).
-func (c *Client) FetchFeatures(ctx context.Context, etag string, last []byte) (Fetched, error) {
-	return fetchPayload(ctx, c.http, c.featuresURL, last, func(h http.Header) {
+// ETag and body checksum of the last successful fetch (a body with the
+// same checksum is not decoded again).
+func (c *Client) FetchFeatures(ctx context.Context, etag string, last [sha256.Size]byte) (Fetched, error) {
+	return fetchPayload(ctx, c.http, c.featuresURL, &last, func(h http.Header) {
 		c.setHeaders(h, c.cfg.Interval)
 		h.Set("Accept", "application/json")
 		if etag != "" {
@@ -163,7 +166,7 @@ func (c *Client) FetchURL(ctx context.Context, u string, extra http.Header) (Fet
 	})
 }
 
-func fetchPayload(ctx context.Context, hc *http.Client, u string, last []byte, headers func(http.Header)) (Fetched, error) {
+func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.Size]byte, headers func(http.Header)) (Fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return Fetched{}, err
@@ -182,37 +185,38 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last []byte, h
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return Fetched{}, &StatusError{URL: u, Status: resp.StatusCode}
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxPayload+1))
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= maxPayload {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxPayload+1))
+	raw := buf.Bytes()
 	if err != nil {
 		return Fetched{}, fmt.Errorf("reading %s: %w", u, err)
 	}
 	if len(raw) > maxPayload {
 		return Fetched{}, fmt.Errorf("%s: payload larger than %d bytes", u, maxPayload)
 	}
-	if last != nil && bytes.Equal(raw, last) {
-		return Fetched{Raw: last, ETag: resp.Header.Get("ETag")}, nil
+	sum := sha256.Sum256(raw)
+	if last != nil && sum == *last {
+		return Fetched{Sum: sum, ETag: resp.Header.Get("ETag")}, nil
 	}
 	cf, err := DecodeFeatures(raw)
 	if err != nil {
 		return Fetched{}, fmt.Errorf("%s: %w", u, err)
 	}
-	return Fetched{Features: cf, Raw: raw, ETag: resp.Header.Get("ETag")}, nil
+	return Fetched{Features: cf, Raw: raw, Sum: sum, ETag: resp.Header.Get("ETag")}, nil
 }
 
-// DecodeFeatures parses and sanity-checks a client features payload.
+// DecodeFeatures parses and sanity-checks a client features payload: it
+// must be an object with a features array.
 func DecodeFeatures(raw []byte) (*engine.ClientFeatures, error) {
-	var probe struct {
-		Features json.RawMessage `json:"features"`
-	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, fmt.Errorf("payload is not a client features document: %w", err)
-	}
-	if len(probe.Features) == 0 || probe.Features[0] != '[' {
-		return nil, errors.New("payload has no features array")
-	}
 	var cf engine.ClientFeatures
 	if err := json.Unmarshal(raw, &cf); err != nil {
 		return nil, fmt.Errorf("payload is not a client features document: %w", err)
+	}
+	if cf.Features == nil {
+		return nil, errors.New("payload has no features array")
 	}
 	return &cf, nil
 }
