@@ -31,7 +31,7 @@ func (r row) ratio() float64 {
 type memory struct {
 	flags      int
 	idle       int64 // after the first sync, before any load
-	rss, peak  int64
+	after      memStats
 	targetRSS  int64
 	measuredOK bool
 }
@@ -92,12 +92,12 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 		return err
 	}
 	defer proxy.stop()
-	idle, _, _ := proxy.rss()
+	idle, _ := proxy.mem()
 	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, scenarios(cf), rep, progress); err != nil {
 		return err
 	}
-	rss, peak, err := proxy.rss()
-	rep.memory = append(rep.memory, memory{flags: n, idle: idle, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
+	after, err := proxy.mem()
+	rep.memory = append(rep.memory, memory{flags: n, idle: idle.rss, after: after, targetRSS: rssTarget, measuredOK: err == nil})
 	return nil
 }
 
@@ -188,10 +188,10 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "- Proxy resident memory with %d flags: not measured\n", m.flags)
 			continue
 		}
-		fmt.Fprintf(&b, "- Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
-			m.flags, mb(m.idle), mb(m.rss), mb(m.peak))
+		fmt.Fprintf(&b, "- Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB; %.1f MB anonymous, %.1f MB mapped from the binary)",
+			m.flags, mb(m.idle), mb(m.after.rss), mb(m.after.peak), mb(m.after.anon), mb(m.after.files))
 		if m.flags >= 1000 {
-			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.rss <= m.targetRSS))
+			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.after.rss <= m.targetRSS))
 		}
 		b.WriteString("\n")
 	}
