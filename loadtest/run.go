@@ -46,9 +46,8 @@ type report struct {
 // rssTarget is the resident-memory goal with 1,000 flags.
 const rssTarget = 30 << 20
 
-// run measures every flag count: it starts the fake upstream, the proxy and
-// the baseline, records the proxy's answers, then loads each scenario on
-// both. Progress goes to progress.
+// run measures the proxy at every flag count and then, unless disabled,
+// the server's client-features endpoint. Progress goes to progress.
 func run(cfg config, progress io.Writer) (*report, error) {
 	dir, err := os.MkdirTemp("", "bunting-loadtest-")
 	if err != nil {
@@ -76,6 +75,9 @@ func run(cfg config, progress io.Writer) (*report, error) {
 	return rep, nil
 }
 
+// runFlagCount starts the fake upstream with n generated flags and the
+// proxy against it, compares the proxy with its baseline and records the
+// proxy's memory.
 func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.Writer) error {
 	cf := enginetest.Generate(n, cfg.seed)
 	upstream, stopUpstream, err := fakeUpstream(cf)
