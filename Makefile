@@ -65,7 +65,7 @@ bench-server: ## Benchmark the flag server: flag toggles with their events, SQLi
 	cd bench/server && $(GO) test -run='^$$' -bench=. -benchtime=3000x -count=1 ./...
 
 .PHONY: bench-load
-bench-load: ## Load-benchmark the proxy against a replay baseline on loopback (LOADFLAGS="-duration 4s")
+bench-load: ## Load-benchmark the proxy and the server client API next to replay baselines on loopback (LOADFLAGS="-duration 4s")
 	cd loadtest && $(GO) run . $(LOADFLAGS)
 
 .PHONY: lint
