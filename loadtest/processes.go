@@ -87,33 +87,33 @@ func (p *process) stop() {
 	_ = p.cmd.Wait()
 }
 
-// rss reads the resident set size and its peak from /proc, in bytes.
-func (p *process) rss() (current, peak int64, err error) {
+// memStats is a process's resident memory from /proc, in bytes.
+type memStats struct {
+	rss, peak   int64 // VmRSS, VmHWM
+	anon, files int64 // RssAnon (heap, stacks), RssFile (mapped binary pages)
+}
+
+// mem reads the process's resident memory from /proc/PID/status.
+func (p *process) mem() (memStats, error) {
+	var m memStats
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
+	fields := map[string]*int64{"VmRSS": &m.rss, "VmHWM": &m.peak, "RssAnon": &m.anon, "RssFile": &m.files}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		name, value, ok := strings.Cut(line, ":")
-		if !ok {
+		parts := strings.Fields(value)
+		if !ok || len(parts) != 2 || parts[1] != "kB" || fields[name] == nil {
 			continue
 		}
-		fields := strings.Fields(value)
-		if len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		kb, _ := strconv.ParseInt(fields[0], 10, 64)
-		switch name {
-		case "VmRSS":
-			current = kb << 10
-		case "VmHWM":
-			peak = kb << 10
-		}
+		kb, _ := strconv.ParseInt(parts[0], 10, 64)
+		*fields[name] = kb << 10
 	}
-	if current == 0 {
-		return 0, 0, errors.New("no VmRSS in /proc status")
+	if m.rss == 0 {
+		return m, errors.New("no VmRSS in /proc status")
 	}
-	return current, peak, nil
+	return m, nil
 }
 
 // freePort finds a loopback port that is free right now.

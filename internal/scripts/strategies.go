@@ -2,7 +2,9 @@ package scripts
 
 import (
 	"fmt"
+	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/dop251/goja"
@@ -22,7 +24,16 @@ type strategyTable map[string]jsStrategy
 type scriptStrategy struct {
 	name string
 	pool *pool[strategyTable]
+	// The engine turns a failure into false silently, so failures are
+	// logged here, at most once per failureLogInterval per strategy.
+	log        *slog.Logger
+	lastLogged atomic.Int64 // unix nanoseconds
+	suppressed atomic.Int64
 }
+
+// failureLogInterval spaces out the log lines of a strategy that keeps
+// failing, so a broken script cannot flood the log.
+const failureLogInterval = 10 * time.Second
 
 // LoadStrategies loads JS files in the Node proxy's form and returns the
 // strategies they export by name. A file exports one strategy object or an
@@ -45,7 +56,7 @@ func LoadStrategies(paths []string, opts Options) (map[string]engine.CustomStrat
 	}
 	out := make(map[string]engine.CustomStrategy, len(table))
 	for name := range table {
-		out[name] = &scriptStrategy{name: name, pool: p}
+		out[name] = &scriptStrategy{name: name, pool: p, log: opts.logger()}
 	}
 	return out, nil
 }
@@ -140,7 +151,22 @@ func (s *scriptStrategy) IsEnabled(parameters map[string]string, ctx *engine.Con
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("custom strategy %q: %w", s.name, err)
+		err = fmt.Errorf("custom strategy %q: %w", s.name, err)
+		s.logFailure(err)
+		return false, err
 	}
 	return enabled, nil
+}
+
+// logFailure logs err unless this strategy logged one in the last
+// failureLogInterval; the next line says how many were left out.
+func (s *scriptStrategy) logFailure(err error) {
+	now := time.Now().UnixNano()
+	last := s.lastLogged.Load()
+	if now-last < int64(failureLogInterval) || !s.lastLogged.CompareAndSwap(last, now) {
+		s.suppressed.Add(1)
+		return
+	}
+	s.log.Warn("custom strategy failed; it evaluates to false", "strategy", s.name, "err", err,
+		"similar_failures_not_logged", s.suppressed.Swap(0))
 }

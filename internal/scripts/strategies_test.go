@@ -262,3 +262,16 @@ func TestTimeoutErrorIsTyped(t *testing.T) {
 	require.True(t, errors.Is(err, scripts.ErrTimeout))
 	require.True(t, strings.Contains(err.Error(), "10ms"), err.Error())
 }
+
+func TestStrategyFailuresAreLoggedSparingly(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	strategies := loadStrategies(t, `module.exports = { name: 'broken', isEnabled() { throw new Error('always broken') } }`,
+		scripts.Options{Timeout: calm.Timeout, Logger: logger})
+	for range 50 {
+		_, err := strategies["broken"].IsEnabled(nil, nil)
+		require.Error(t, err)
+	}
+	require.Equal(t, 1, strings.Count(logs.String(), "always broken"), "one line per interval, not one per call:\n%s", logs.String())
+	require.Contains(t, logs.String(), `strategy=broken`)
+}
