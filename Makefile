@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 NODE_DIR      := test/node
-NODE_MODULES  := $(NODE_DIR)/node_modules/.package-lock.json
+NODE_STAMP    := $(NODE_DIR)/node_modules/.bunting-lock-sha256
 GO            ?= go
 FUZZTIME      ?= 10s
 
@@ -23,11 +23,14 @@ run: ## Run the server (SQLite under ./data) and the proxy in one process
 build: ## Build the bunting binary into ./bin
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bunting ./cmd/bunting
 
-$(NODE_MODULES): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
-	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
-
+# node_modules is reinstalled when the lock file's content changes (a hash
+# stamp, not mtimes: checkouts and worktrees touch files freely).
 .PHONY: node-deps
-node-deps: $(NODE_MODULES) ## Install the pinned npm fixtures and real clients used by the tests
+node-deps: ## Install the pinned npm fixtures and real clients used by the tests
+	@want=$$(sha256sum $(NODE_DIR)/package-lock.json | cut -d' ' -f1); \
+	  if [ "$$(cat $(NODE_STAMP) 2>/dev/null)" != "$$want" ]; then \
+	    (cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error) && echo "$$want" > $(NODE_STAMP); \
+	  fi
 
 .PHONY: test
 test: node-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)

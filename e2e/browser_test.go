@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -64,22 +65,38 @@ func newBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
-// requestLog records the URL of every request the page makes.
-type requestLog struct {
-	mu   sync.Mutex
-	urls []string
+// pageLog records what a page did: the URL of every request, and every
+// uncaught JavaScript exception.
+type pageLog struct {
+	mu         sync.Mutex
+	urls       []string
+	exceptions []string
 }
 
-func (l *requestLog) add(url string) {
+func (l *pageLog) addURL(url string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.urls = append(l.urls, url)
 }
 
-func (l *requestLog) snapshot() []string {
+func (l *pageLog) addException(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]string(nil), l.urls...)
+	l.exceptions = append(l.exceptions, text)
+}
+
+// snapshot copies the log.
+func (l *pageLog) snapshot() pageVisit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return pageVisit{urls: slices.Clone(l.urls), exceptions: slices.Clone(l.exceptions)}
+}
+
+// pageVisit is what visit observed.
+type pageVisit struct {
+	urls       []string
+	exceptions []string
+	ready      int
 }
 
 // checkDocsPageOffline loads the interactive API page at baseURL+pagePath,
@@ -91,7 +108,11 @@ func checkDocsPageOffline(t *testing.T, baseURL, pagePath, specPath string) {
 	operations := countOperations(t, baseURL+specPath)
 	ctx := newBrowser(t)
 	ready := fmt.Sprintf(`(() => { const n = document.querySelectorAll('.opblock').length; return n >= %d ? n : 0 })()`, operations)
-	urls, rendered := visit(t, ctx, baseURL+pagePath, ready)
+	seen := visit(t, ctx, baseURL+pagePath, ready)
+	urls, rendered := seen.urls, seen.ready
+	if len(seen.exceptions) > 0 {
+		t.Errorf("the page threw: %v", seen.exceptions)
+	}
 	if rendered != operations {
 		t.Errorf("rendered %d operation blocks, the spec has %d operations", rendered, operations)
 	}
@@ -109,9 +130,10 @@ func checkDocsPageOffline(t *testing.T, baseURL, pagePath, specPath string) {
 }
 
 // visit loads pageURL, waits until the JavaScript expression ready returns
-// a non-zero number (which it returns), waits a little more for late
-// requests, and returns the URL of every request the page made.
-func visit(t *testing.T, ctx context.Context, pageURL, ready string) ([]string, int) {
+// a non-zero number, waits a little more for late requests, and returns the
+// URL of every request the page made, its uncaught exceptions and the
+// number ready returned.
+func visit(t *testing.T, ctx context.Context, pageURL, ready string) pageVisit {
 	t.Helper()
 	// Start the browser with the long-lived context: the first action
 	// binds the browser's life to its context.
@@ -120,14 +142,27 @@ func visit(t *testing.T, ctx context.Context, pageURL, ready string) ([]string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	log := &requestLog{}
-	events := chromedp.Events(ctx, network.RequestWillBeSent)
+	log := &pageLog{}
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
+	exceptions := chromedp.Events(ctx, cdpruntime.ExceptionThrown)
 	go func() {
-		for ev, err := range events {
+		for ev, err := range requests {
 			if err != nil {
 				return
 			}
-			log.add(ev.Request.URL)
+			log.addURL(ev.Request.URL)
+		}
+	}()
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			text := ev.ExceptionDetails.Text
+			if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+				text += " " + ex.Description
+			}
+			log.addException(text)
 		}
 	}()
 	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
@@ -137,10 +172,13 @@ func visit(t *testing.T, ctx context.Context, pageURL, ready string) ([]string, 
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)))
 	if err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 2000) : ''`))
-		t.Fatalf("%s never became ready (%s): %v\npage text: %s\nrequests: %v", pageURL, ready, err, text, log.snapshot())
+		seen := log.snapshot()
+		t.Fatalf("%s never became ready (%s): %v\npage text: %s\nrequests: %v\nexceptions: %v", pageURL, ready, err, text, seen.urls, seen.exceptions)
 	}
 	time.Sleep(500 * time.Millisecond) // let late requests (fonts, images) show up
-	return log.snapshot(), n
+	seen := log.snapshot()
+	seen.ready = n
+	return seen
 }
 
 // outsideOrigin lists the URLs not on base's origin; data: and blob: URLs

@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
 // TestVisitSeesRequestsToOtherOrigins guards the docs tests themselves: a
 // page that pulls a script from another origin (a stand-in CDN on another
-// loopback port) must show up as an outside request.
+// loopback port) must show up as an outside request, and the script's
+// uncaught exception as an exception.
 func TestVisitSeesRequestsToOtherOrigins(t *testing.T) {
 	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
-		fmt.Fprint(w, `document.body.insertAdjacentHTML('beforeend', '<p id="loaded">from the cdn</p>');`)
+		fmt.Fprint(w, `document.body.insertAdjacentHTML('beforeend', '<p id="loaded">from the cdn</p>'); throw new Error('cdn boom');`)
 	}))
 	defer cdn.Close()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,7 +28,11 @@ func TestVisitSeesRequestsToOtherOrigins(t *testing.T) {
 	}))
 	defer site.Close()
 
-	urls, _ := visit(t, newBrowser(t), site.URL+"/", `document.getElementById('loaded') ? 1 : 0`)
+	seen := visit(t, newBrowser(t), site.URL+"/", `document.getElementById('loaded') ? 1 : 0`)
+	urls := seen.urls
+	if len(seen.exceptions) != 1 || !strings.Contains(seen.exceptions[0], "cdn boom") {
+		t.Errorf("want the page's one uncaught exception, got %v", seen.exceptions)
+	}
 	external := outsideOrigin(urls, site.URL)
 	if len(external) != 1 || external[0] != cdn.URL+"/lib.js" {
 		t.Fatalf("want exactly the stand-in CDN request %s/lib.js outside the origin, got %v (all: %v)", cdn.URL, external, urls)

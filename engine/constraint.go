@@ -3,11 +3,10 @@ package engine
 import (
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // operator is a compiled constraint operator.
@@ -79,21 +78,21 @@ type constraint struct {
 	valueSet map[string]struct{} // IN, NOT_IN with many values
 	number   float64             // NUM_*
 	date     time.Time           // DATE_*
-	version  *semver.Version     // SEMVER_*
+	version  semverValue         // SEMVER_*
 	regex    *regexp.Regexp      // REGEX
 	prefixes []netip.Prefix      // IN_CIDR
 }
 
-func compileConstraint(c Constraint) *constraint {
+func compileConstraint(c Constraint, fields *fieldTable) *constraint {
 	cc := &constraint{
-		field:           newField(c.ContextName),
+		field:           fields.field(c.ContextName),
 		op:              operatorsByName[c.Operator],
 		inverted:        c.Inverted,
 		caseInsensitive: c.CaseInsensitive,
 	}
 	switch cc.op {
 	case opIn, opNotIn:
-		cc.values = c.Values
+		cc.values = slices.Clone(c.Values)
 		if len(c.Values) >= setThreshold {
 			cc.valueSet = make(map[string]struct{}, len(c.Values))
 			for _, v := range c.Values {
@@ -101,7 +100,7 @@ func compileConstraint(c Constraint) *constraint {
 			}
 		}
 	case opStrStartsWith, opStrEndsWith, opStrContains:
-		cc.values = c.Values
+		cc.values = slices.Clone(c.Values)
 		if c.CaseInsensitive {
 			cc.values = make([]string, len(c.Values))
 			for i, v := range c.Values {
@@ -116,7 +115,7 @@ func compileConstraint(c Constraint) *constraint {
 		cc.broken = !ok
 	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
 		var ok bool
-		cc.version, ok = parseStrictSemver(c.Value)
+		cc.version, ok = parseSemverOperand(c.Value)
 		cc.broken = !ok
 	case opRegex:
 		pattern := c.Value
@@ -169,7 +168,7 @@ func (c *constraint) test(st *evalState) bool {
 	case opDateAfter, opDateBefore:
 		return c.testDate(st)
 	}
-	v, ok := c.field.lookup(st.ctx)
+	v, ok := st.value(c.field)
 	if !ok {
 		return c.op == opNotIn
 	}
@@ -183,7 +182,7 @@ func (c *constraint) test(st *evalState) bool {
 	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
 		return c.testNumber(v)
 	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
-		return c.testSemver(st, v)
+		return c.testSemver(v)
 	case opRegex:
 		return c.regex.MatchString(v)
 	case opInCIDR:
@@ -310,7 +309,7 @@ func (c *constraint) testNumber(v string) bool {
 
 func (c *constraint) testDate(st *evalState) bool {
 	var t time.Time
-	v, ok := c.field.lookup(st.ctx)
+	v, ok := st.value(c.field)
 	switch {
 	case ok && v != "":
 		if t, ok = parseDate(v); !ok {
@@ -327,8 +326,8 @@ func (c *constraint) testDate(st *evalState) bool {
 	return t.Before(c.date)
 }
 
-func (c *constraint) testSemver(st *evalState, v string) bool {
-	ver, ok := st.semver(c.field.name, v)
+func (c *constraint) testSemver(v string) bool {
+	ver, ok := parseSemver(v)
 	if !ok {
 		return false
 	}
@@ -455,8 +454,9 @@ type Matcher struct {
 // inversion), exactly as inside flags.
 func CompileConstraints(cs []Constraint, opts Options) *Matcher {
 	m := &Matcher{now: opts.Now, constraints: make([]*constraint, len(cs))}
+	fields := newFieldTable()
 	for i, c := range cs {
-		m.constraints[i] = compileConstraint(c)
+		m.constraints[i] = compileConstraint(c, fields)
 	}
 	return m
 }

@@ -717,3 +717,27 @@ func TestGroupIDFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileCopiesPayload: changing the payload after Compile does not
+// change results.
+func TestCompileCopiesPayload(t *testing.T) {
+	var cf engine.ClientFeatures
+	if err := json.Unmarshal([]byte(`{"features":[
+	  {"name":"p","enabled":true,"strategies":[]},
+	  {"name":"f","enabled":true,"dependencies":[{"feature":"p","variants":["disabled"]}],
+	   "strategies":[{"name":"default","constraints":[{"contextName":"plan","operator":"IN","values":["pro"]}]}],
+	   "variants":[{"name":"a","weight":1,"overrides":[{"contextName":"userId","values":["vip"]}]},{"name":"b","weight":1}]}]}`), &cf); err != nil {
+		t.Fatal(err)
+	}
+	snap := engine.Compile(&cf, engine.Options{})
+	ctx := &engine.Context{UserID: "vip", Properties: props("plan", "pro")}
+	before := snap.Evaluate("f", ctx)
+	f := &cf.Features[1]
+	f.Strategies[0].Constraints[0].Values[0] = "free"
+	f.Variants[0].Overrides[0].Values[0] = "nobody"
+	f.Dependencies[0].Variants[0] = "other"
+	after := snap.Evaluate("f", ctx)
+	if !before.Enabled || before.Variant.Name != "a" || after != before {
+		t.Errorf("before %+v, after changing the payload %+v", before, after)
+	}
+}

@@ -3,8 +3,6 @@ package engine
 import (
 	"sync"
 	"time"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // fieldKind says where a context field lives: one of the built-in struct
@@ -25,7 +23,32 @@ const (
 type field struct {
 	kind fieldKind
 	name string
+	// slot numbers the distinct field names of a snapshot, for the
+	// per-evaluation value cache (see evalState.fields).
+	slot int
 }
+
+// fieldTable gives each distinct field name of a snapshot its slot.
+type fieldTable struct {
+	slots map[string]int
+}
+
+func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int)} }
+
+// field compiles a reference to the field called name.
+func (t *fieldTable) field(name string) field {
+	f := newField(name)
+	slot, ok := t.slots[name]
+	if !ok {
+		slot = len(t.slots)
+		t.slots[name] = slot
+	}
+	f.slot = slot
+	return f
+}
+
+// size is the number of distinct field names.
+func (t *fieldTable) size() int { return len(t.slots) }
 
 func newField(name string) field {
 	switch name {
@@ -75,22 +98,11 @@ func (f field) lookup(ctx *Context) (string, bool) {
 	return v, ok
 }
 
-// stickyValue is lookup for hashing: the empty string counts as missing.
-func (f field) stickyValue(ctx *Context) (string, bool) {
-	v, ok := f.lookup(ctx)
-	return v, ok && v != ""
-}
-
-// maxCachedSemvers bounds the per-evaluation cache of parsed context semvers.
-const maxCachedSemvers = 4
-
-// cachedSemver is a context field's value parsed as a semver once per
-// evaluation (parsing allocates; comparing does not).
-type cachedSemver struct {
-	name  string
-	raw   string
-	ver   *semver.Version
-	valid bool
+// cachedField is a field's value looked up once per evaluation.
+type cachedField struct {
+	value   string
+	present bool
+	done    bool
 }
 
 // evalState is the per-evaluation scratch state. It lives on the caller's
@@ -99,12 +111,13 @@ type evalState struct {
 	ctx *Context
 	// memo records constraint outcomes by constraint id for this
 	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
-	memo    []uint8
+	memo []uint8
+	// fields caches field values by slot for this evaluation; nil
+	// disables it.
+	fields  []cachedField
 	nowFunc func() time.Time
 	now     time.Time
 	hasNow  bool
-	semvers [maxCachedSemvers]cachedSemver
-	nsemver int
 }
 
 // Constraint outcomes in evalState.memo.
@@ -114,21 +127,37 @@ const (
 	memoTrue
 )
 
-// memoPool recycles memo buffers so that evaluations do not allocate them.
-var memoPool = sync.Pool{New: func() any { return new([]uint8) }}
-
-// getMemo returns a cleared memo of n entries from the pool.
-func getMemo(n int) *[]uint8 {
-	m := memoPool.Get().(*[]uint8)
-	if cap(*m) < n {
-		*m = make([]uint8, n)
-	}
-	*m = (*m)[:n]
-	clear(*m)
-	return m
+// scratch is the reusable per-evaluation state that does not fit on the
+// stack: the constraint memo and the field cache.
+type scratch struct {
+	memo   []uint8
+	fields []cachedField
 }
 
-func putMemo(m *[]uint8) { memoPool.Put(m) }
+// scratchPool recycles scratch space so that evaluations do not allocate.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// getScratch returns cleared scratch space for a snapshot with the given
+// numbers of distinct constraints and fields.
+func getScratch(constraints, fields int) *scratch {
+	s := scratchPool.Get().(*scratch)
+	if cap(s.memo) < constraints {
+		s.memo = make([]uint8, constraints)
+	}
+	if cap(s.fields) < fields {
+		s.fields = make([]cachedField, fields)
+	}
+	s.memo, s.fields = s.memo[:constraints], s.fields[:fields]
+	clear(s.memo)
+	clear(s.fields)
+	return s
+}
+
+// putScratch returns s to the pool without keeping context strings alive.
+func putScratch(s *scratch) {
+	clear(s.fields)
+	scratchPool.Put(s)
+}
 
 func newEvalState(ctx *Context, now func() time.Time) evalState {
 	return evalState{ctx: ctx, nowFunc: now}
@@ -147,19 +176,21 @@ func (st *evalState) currentTime() time.Time {
 	return st.now
 }
 
-// semver parses raw (the value of field name) as a strict semver, reusing
-// the result for the rest of this evaluation.
-func (st *evalState) semver(name, raw string) (*semver.Version, bool) {
-	for i := 0; i < st.nsemver; i++ {
-		c := &st.semvers[i]
-		if c.name == name && c.raw == raw {
-			return c.ver, c.valid
-		}
+// value looks up field f in the context, once per evaluation.
+func (st *evalState) value(f field) (string, bool) {
+	if st.fields == nil {
+		return f.lookup(st.ctx)
 	}
-	ver, ok := parseStrictSemver(raw)
-	if st.nsemver < maxCachedSemvers {
-		st.semvers[st.nsemver] = cachedSemver{name: name, raw: raw, ver: ver, valid: ok}
-		st.nsemver++
+	c := &st.fields[f.slot]
+	if !c.done {
+		c.value, c.present = f.lookup(st.ctx)
+		c.done = true
 	}
-	return ver, ok
+	return c.value, c.present
+}
+
+// stickyValue is value for hashing: the empty string counts as missing.
+func (st *evalState) stickyValue(f field) (string, bool) {
+	v, ok := st.value(f)
+	return v, ok && v != ""
 }

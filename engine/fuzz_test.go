@@ -32,8 +32,13 @@ func FuzzEvaluate(f *testing.F) {
 		if data, err := os.ReadFile(filepath.Join(dir, "index.json")); err == nil && json.Unmarshal(data, &names) == nil {
 			for _, name := range names {
 				var file specFile
-				if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil && json.Unmarshal(data, &file) == nil {
-					f.Add([]byte(file.State), "user-1", "s-1", "10.1.2.3", "1.2.3", "2024-01-01T00:00:00Z")
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil || json.Unmarshal(data, &file) != nil {
+					continue
+				}
+				if cf, err := decodeState(file.State); err == nil {
+					state, _ := json.Marshal(cf) // delta states folded into full ones
+					f.Add(state, "user-1", "s-1", "10.1.2.3", "1.2.3", "2024-01-01T00:00:00Z")
 				}
 			}
 		}

@@ -142,7 +142,7 @@ func TestSemverAppendixA(t *testing.T) {
 			name string
 			want bool
 		}{{"SEMVER_EQ", tc.eq}, {"SEMVER_LT", tc.lt}, {"SEMVER_GT", tc.gt}} {
-			c := compileConstraint(Constraint{ContextName: "version", Operator: op.name, Value: tc.value})
+			c := compileConstraint(Constraint{ContextName: "version", Operator: op.name, Value: tc.value}, newFieldTable())
 			st := newEvalState(&Context{Properties: map[string]string{"version": tc.ctx}}, nil)
 			if got := c.holds(&st); got != op.want {
 				t.Errorf("%q %s %q = %v, want %v (differs from node: %v)", tc.ctx, op.name, tc.value, got, op.want, tc.differsNode)
@@ -161,12 +161,66 @@ func TestCompareSemverMatchesMasterminds(t *testing.T) {
 		"1.0.0-1.a", "1.0.0-a.1", "1.0.0-999999999999999999999",
 	}
 	for _, a := range versions {
-		va := semver.MustParse(a)
+		va, pa := semver.MustParse(a), mustParseSemver(t, a)
 		for _, b := range versions {
-			vb := semver.MustParse(b)
-			if got, want := compareSemver(va, vb), va.Compare(vb); got != want {
+			vb, pb := semver.MustParse(b), mustParseSemver(t, b)
+			if got, want := compareSemver(pa, pb), va.Compare(vb); got != want {
 				t.Errorf("compareSemver(%s, %s) = %d, Masterminds says %d", a, b, got, want)
 			}
 		}
+	}
+}
+
+func mustParseSemver(t *testing.T, s string) semverValue {
+	t.Helper()
+	v, ok := parseSemver(s)
+	if !ok {
+		t.Fatalf("parseSemver(%q) failed", s)
+	}
+	return v
+}
+
+// semverCorpus are strings that probe every rule of strict parsing.
+var semverCorpus = []string{
+	"1.2.3", "0.0.0", "1.2.3-alpha", "1.2.3-alpha.1", "1.2.3+build", "1.2.3-rc.1+build.5", "1.2.3+a+b",
+	"1.2.3-", "1.2.3+", "1.2.3-a..b", "1.2.3+a..b", "1.2.3-01", "1.2.3-0", "1.2.3-0a", "1.2.3-00a", "1.2.3+01",
+	"01.2.3", "1.02.3", "1.2.03", "1.2", "1", "1.2.3.4", "v1.2.3", "V1.2.3", "=1.2.3", " 1.2.3 ", "\t1.2.3\n",
+	"1.2.3 ", "1 .2.3", "1.2.3-alpha beta", "1.2.3-al_pha", "1.2.3-ALPHA", "1.2.3-a-b-c", "1.2.3--", "1.2.3-+",
+	"99999999999999999999.0.0", "18446744073709551615.0.0", "18446744073709551616.0.0", "1.18446744073709551615.1",
+	"1.2.3-18446744073709551616", "", " ", ".", "..", "1..3", "1.2.", ".2.3", "1.2.-3", "1.2.3-é", "1.2.3+é",
+	"1.2-x.3", "1-a.2.3", "1.2.3-a.1.b.2", "-1.2.3", "+1.2.3", "1.2.3-a+b-c.d",
+}
+
+// TestParseSemverMatchesMasterminds: the allocation-free parser accepts
+// exactly what StrictNewVersion accepts (after our trimming and "v" rule),
+// with the same numbers and pre-release.
+func TestParseSemverMatchesMasterminds(t *testing.T) {
+	for _, s := range semverCorpus {
+		checkParseSemver(t, s)
+	}
+	long := "1.2.3-" + strings.Repeat("a", 300)
+	checkParseSemver(t, long)
+}
+
+func checkParseSemver(t *testing.T, s string) {
+	t.Helper()
+	want, wantOK := parseSemverOperand(s)
+	got, gotOK := parseSemver(s)
+	if gotOK != wantOK || got != want {
+		t.Errorf("parseSemver(%q) = %+v %v, Masterminds-based %+v %v", s, got, gotOK, want, wantOK)
+	}
+}
+
+// FuzzParseSemver checks the parser against Masterminds on random input.
+func FuzzParseSemver(f *testing.F) {
+	for _, s := range semverCorpus {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkParseSemver(t, s) })
+}
+
+func TestParseSemverDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { parseSemver("2.0.0-beta.2+build.1") }); n != 0 {
+		t.Fatalf("parseSemver allocates %v times", n)
 	}
 }

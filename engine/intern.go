@@ -10,11 +10,12 @@ import (
 // strategies, the same environment or user list on many flags) and
 // numbering them for the per-evaluation memo.
 type constraintTable struct {
-	byKey map[string]*constraint
+	byKey  map[string]*constraint
+	fields *fieldTable
 }
 
-func newConstraintTable() *constraintTable {
-	return &constraintTable{byKey: make(map[string]*constraint)}
+func newConstraintTable(fields *fieldTable) *constraintTable {
+	return &constraintTable{byKey: make(map[string]*constraint), fields: fields}
 }
 
 // compile returns the compiled form of c, shared with every identical
@@ -24,7 +25,7 @@ func (t *constraintTable) compile(c Constraint) *constraint {
 	if cc, ok := t.byKey[key]; ok {
 		return cc
 	}
-	cc := compileConstraint(c)
+	cc := compileConstraint(c, t.fields)
 	cc.id = len(t.byKey)
 	t.byKey[key] = cc
 	return cc

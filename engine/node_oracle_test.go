@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -59,25 +60,104 @@ type nodeContext struct {
 // matches IPv4 subnets only) and variants picked at random (stickiness on
 // a field the context lacks).
 func TestAgreesWithNodeSDK(t *testing.T) {
+	node, modules := nodeOracle(t)
+	payload := enginetest.Generate(200, 21)
+	contexts := withSparseCopies(enginetest.Contexts(30))
+	compared, enabled := compareWithNode(t, node, modules, payload, contexts)
+	t.Logf("Bunting and unleash-client (Node) agree on %d evaluations of %d generated flags (%d enabled)",
+		compared, len(payload.Features), enabled)
+	if enabled == 0 || enabled == compared {
+		t.Errorf("degenerate comparison: %d of %d enabled", enabled, compared)
+	}
+}
+
+// TestEdgeCasesAgreeWithNodeSDK runs the edge cases of our table tests
+// (invalid constraint values, missing fields, each with and without
+// inverted, odd context values) through the Node SDK too, leaving out the
+// documented divergences (numbers "" and hex, semver values with "v",
+// empty STR_* values, values with spaces) and list operators without a
+// values key, on which the Node SDK throws.
+func TestEdgeCasesAgreeWithNodeSDK(t *testing.T) {
+	node, modules := nodeOracle(t)
+	constraints := []engine.Constraint{
+		{ContextName: "n", Operator: "NUM_EQ", Value: "five"},
+		{ContextName: "n", Operator: "NUM_EQ", Value: "12"},
+		{ContextName: "n", Operator: "NUM_GTE", Value: "1e1"},
+		{ContextName: "n", Operator: "NUM_LT", Value: "-3.5"},
+		{ContextName: "currentTime", Operator: "DATE_AFTER", Value: "yesterday"},
+		{ContextName: "currentTime", Operator: "DATE_AFTER", Value: "2024-05-01T02:00:00+02:00"},
+		{ContextName: "currentTime", Operator: "DATE_BEFORE", Value: "2024-05-01T00:00:00.001Z"},
+		{ContextName: "v", Operator: "SEMVER_EQ", Value: "one.two"},
+		{ContextName: "v", Operator: "SEMVER_GT", Value: "1.2"},
+		{ContextName: "v", Operator: "SEMVER_GTE", Value: "1.2.3-rc.1"},
+		{ContextName: "v", Operator: "SEMVER_LTE", Value: "1.2.3"},
+		{ContextName: "s", Operator: "REGEX", Value: "h(?=e)"},
+		{ContextName: "s", Operator: "REGEX", Value: `(l)\1`},
+		{ContextName: "s", Operator: "REGEX", Value: "(hel"},
+		{ContextName: "s", Operator: "REGEX", Value: "^hello", CaseInsensitive: true},
+		{ContextName: "s", Operator: "STR_CONTAINS", Values: []string{"LO W"}, CaseInsensitive: true},
+		{ContextName: "s", Operator: "STR_STARTS_WITH", Values: []string{"Hel"}},
+		{ContextName: "s", Operator: "STR_ENDS_WITH", Values: []string{"x", "world"}},
+		{ContextName: "remoteAddress", Operator: "IN_CIDR", Values: []string{"10.0.0.0/33", "nope"}},
+		{ContextName: "remoteAddress", Operator: "IN_CIDR", Values: []string{"10.0.0.0/8", "2001:db8::/32"}},
+		{ContextName: "userId", Operator: "IN", Values: []string{"u1", "u2"}},
+		{ContextName: "plan", Operator: "NOT_IN", Values: []string{"free"}},
+		{ContextName: "userId", Operator: "NOT_A_VALID_OPERATOR", Values: []string{"u1"}},
+	}
+	payload := &engine.ClientFeatures{Version: 2}
+	for i, c := range constraints {
+		for _, inverted := range []bool{false, true} {
+			c.Inverted = inverted
+			payload.Features = append(payload.Features, engine.Feature{
+				Name: fmt.Sprintf("edge-%d-%s-inverted-%v", i, c.Operator, inverted), Enabled: true,
+				Strategies: []engine.Strategy{{Name: "default", Constraints: []engine.Constraint{c}}},
+			})
+		}
+	}
+	contexts := []*engine.Context{
+		{},
+		{UserID: "u1", RemoteAddress: "10.1.2.3", CurrentTime: "2024-05-01T00:00:00Z",
+			Properties: props("n", "12", "v", "1.2.3", "s", "Hello World", "plan", "pro")},
+		{UserID: "u3", RemoteAddress: "2001:db8::1", CurrentTime: "2024-04-30T23:59:59.999Z",
+			Properties: props("n", " 10 ", "v", " 1.2.3-rc.2 ", "s", "hello", "plan", "free")},
+		{UserID: "u2", RemoteAddress: "garbage", CurrentTime: "not a date",
+			Properties: props("n", "abc", "v", "v1.2.3", "s", "", "plan", "")},
+	}
+	compared, enabled := compareWithNode(t, node, modules, payload, contexts)
+	t.Logf("Bunting and unleash-client (Node) agree on %d edge-case evaluations (%d enabled)", compared, enabled)
+}
+
+// nodeOracle finds node and the npm unleash-client, or stops the test.
+func nodeOracle(t *testing.T) (node, modules string) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("runs in the plain pass; nothing here is concurrent")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		requireFixtures(t, "node (Node.js)")
 	}
-	modules := nodeModulesWith("unleash-client")
+	modules = nodeModulesWith("unleash-client")
 	if modules == "" {
 		requireFixtures(t, "unleash-client (npm)")
 	}
-	payload := enginetest.Generate(200, 21)
-	contexts := withSparseCopies(enginetest.Contexts(30))
+	return node, modules
+}
+
+// compareWithNode evaluates payload for contexts with the Node SDK and
+// with Bunting and reports every difference, except the documented ones:
+// the remoteAddress strategy for IPv6 clients and variants picked at
+// random. It returns how many evaluations it compared and how many were
+// enabled.
+func compareWithNode(t *testing.T, node, modules string, payload *engine.ClientFeatures, contexts []*engine.Context) (compared, enabled int) {
+	t.Helper()
 	names := make([]string, len(payload.Features))
 	for i, f := range payload.Features {
 		names[i] = f.Name
 	}
 	got := runNodeOracle(t, node, modules, payload, names, contexts)
-
 	snap := engine.Compile(payload, engine.Options{})
 	usesRemoteAddress := flagsUsingStrategy(payload, "remoteAddress")
-	compared, enabled := 0, 0
 	for ci, ctx := range contexts {
 		ipv6 := strings.Contains(ctx.RemoteAddress, ":")
 		for fi, name := range names {
@@ -98,10 +178,7 @@ func TestAgreesWithNodeSDK(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("Bunting and unleash-client (Node) agree on %d evaluations of %d flags (%d enabled)", compared, len(names), enabled)
-	if enabled == 0 || enabled == compared {
-		t.Errorf("degenerate comparison: %d of %d enabled", enabled, compared)
-	}
+	return compared, enabled
 }
 
 // withSparseCopies adds, for each context, a copy missing some custom

@@ -15,7 +15,11 @@ import (
 // TestHugePayload compiles and evaluates 10,000 generated flags, after a
 // JSON round trip like a real payload.
 func TestHugePayload(t *testing.T) {
-	data, err := json.Marshal(enginetest.Generate(10000, 7))
+	n := 10000
+	if raceEnabled {
+		n = 1000 // the race pass is about concurrency; the plain pass runs 10,000
+	}
+	data, err := json.Marshal(enginetest.Generate(n, 7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,14 +28,14 @@ func TestHugePayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := engine.Compile(&cf, engine.Options{})
-	if snap.Len() != 10000 {
+	if snap.Len() != n {
 		t.Fatalf("Len = %d", snap.Len())
 	}
 	var dst []engine.Result
 	on := 0
 	for _, ctx := range enginetest.Contexts(10) {
 		dst = snap.EvaluateAll(ctx, dst[:0])
-		if len(dst) != 10000 {
+		if len(dst) != n {
 			t.Fatalf("EvaluateAll returned %d results", len(dst))
 		}
 		for i, r := range dst {
@@ -47,8 +51,8 @@ func TestHugePayload(t *testing.T) {
 		}
 	}
 	// A realistic mix is neither all on nor all off.
-	if on < 10000 || on > 90000 {
-		t.Errorf("%d of 100000 evaluations enabled", on)
+	if on < n || on > 9*n {
+		t.Errorf("%d of %d evaluations enabled", on, 10*n)
 	}
 }
 
@@ -108,8 +112,8 @@ func TestGenerateDeterministic(t *testing.T) {
 }
 
 // TestEvaluateAllAllocations: with a reused result slice, EvaluateAll
-// allocates a small constant per call (parsing the context's semver once),
-// nothing per flag.
+// allocates nothing, whatever the number of flags (on average at most one
+// allocation per call, for when the GC empties the memo pool).
 func TestEvaluateAllAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
@@ -122,12 +126,12 @@ func TestEvaluateAllAllocations(t *testing.T) {
 		perCall[n] = testing.AllocsPerRun(20, func() { dst = snap.EvaluateAll(ctx, dst[:0]) })
 	}
 	for n, allocs := range perCall {
-		if allocs > 4 {
-			t.Errorf("EvaluateAll over %d flags: %v allocations per call, want ≤ 4 whatever the size", n, allocs)
+		if allocs > 1 {
+			t.Errorf("EvaluateAll over %d flags: %v allocations per call, want 0", n, allocs)
 		}
 	}
 	snap := engine.Compile(enginetest.Generate(1000, 1), engine.Options{})
-	if allocs := testing.AllocsPerRun(100, func() { snap.Evaluate(snap.Name(10), ctx) }); allocs > 4 {
+	if allocs := testing.AllocsPerRun(100, func() { snap.Evaluate(snap.Name(10), ctx) }); allocs != 0 {
 		t.Errorf("Evaluate: %v allocations", allocs)
 	}
 }

@@ -17,6 +17,9 @@ type Snapshot struct {
 	// constraintCount is the number of distinct constraints, the size of
 	// an evaluation's memo.
 	constraintCount int
+	// fieldCount is the number of distinct context field names, the size
+	// of an evaluation's field cache.
+	fieldCount int
 }
 
 // flag is one compiled feature flag.
@@ -48,6 +51,7 @@ type dependency struct {
 type compileConfig struct {
 	hostname    string
 	custom      map[string]CustomStrategy
+	fields      *fieldTable
 	constraints *constraintTable
 	variants    []*ResultVariant
 }
@@ -67,6 +71,8 @@ func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
 // Compile turns a client features payload into a Snapshot. It never fails:
 // invalid constraint values compile to constraints that do not match (with
 // the inversion semantics of the reference), unknown strategies to false.
+// Evaluation never reads cf after Compile returns (only Features hands it
+// back), so later changes to cf do not change results.
 // A nil payload gives an empty snapshot. When several flags share a name,
 // Index and Evaluate use the last one (as SDKs do); EvaluateAll returns
 // them all.
@@ -74,10 +80,12 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	if cf == nil {
 		cf = &ClientFeatures{}
 	}
+	fields := newFieldTable()
 	cfg := &compileConfig{
 		hostname:    resolveHostname(opts.Hostname),
 		custom:      opts.CustomStrategies,
-		constraints: newConstraintTable(),
+		fields:      fields,
+		constraints: newConstraintTable(fields),
 	}
 	cfg.variants = []*ResultVariant{
 		disabledOffID: {ID: disabledOffID, Name: "disabled"},
@@ -106,6 +114,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	}
 	s.variants = cfg.variants
 	s.constraintCount = cfg.constraints.size()
+	s.fieldCount = cfg.fields.size()
 	return s
 }
 
@@ -152,7 +161,7 @@ func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {
 		out[i] = dependency{
 			parent:      parent,
 			wantEnabled: d.Enabled == nil || *d.Enabled,
-			variants:    d.Variants,
+			variants:    slices.Clone(d.Variants),
 		}
 	}
 	return out
@@ -211,14 +220,14 @@ func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
 	if ctx == nil {
 		ctx = &Context{}
 	}
-	memo := getMemo(s.constraintCount)
+	sc := getScratch(s.constraintCount, s.fieldCount)
 	st := newEvalState(ctx, s.now)
-	st.memo = *memo
+	st.memo, st.fields = sc.memo, sc.fields
 	dst = slices.Grow(dst, len(s.flags))
 	for i := range s.flags {
 		dst = append(dst, s.evaluate(i, &st))
 	}
-	putMemo(memo)
+	putScratch(sc)
 	return dst
 }
 
@@ -271,7 +280,7 @@ func (s *Snapshot) variantFor(f *flag, on bool, winner *strategy, st *evalState)
 		vl = winner.variants
 	}
 	if vl != nil {
-		if v := vl.choose(st.ctx); v != nil {
+		if v := vl.choose(st); v != nil {
 			return v
 		}
 	}

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -126,95 +125,21 @@ func readJSON(t testing.TB, path string, v any) {
 	}
 }
 
-// deltaState is the delta form of a spec state (files 19 and 20).
-type deltaState struct {
-	Events []struct {
-		Type        string           `json:"type"`
-		Features    []engine.Feature `json:"features"`
-		Segments    []engine.Segment `json:"segments"`
-		Feature     engine.Feature   `json:"feature"`
-		FeatureName string           `json:"featureName"`
-		Segment     engine.Segment   `json:"segment"`
-		SegmentID   int              `json:"segmentId"`
-	} `json:"events"`
-}
-
-// decodeState decodes a full state, or folds a delta state's events into
-// one.
+// decodeState decodes a full state, or folds a delta state's events
+// (files 19 and 20) into one with ApplyDelta.
 func decodeState(raw json.RawMessage) (*engine.ClientFeatures, error) {
-	var probe struct {
-		Events json.RawMessage `json:"events"`
+	var delta struct {
+		Events []engine.DeltaEvent `json:"events"`
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
+	if err := json.Unmarshal(raw, &delta); err != nil {
 		return nil, err
 	}
-	if probe.Events == nil {
+	if delta.Events == nil {
 		var cf engine.ClientFeatures
 		err := json.Unmarshal(raw, &cf)
 		return &cf, err
 	}
-	var delta deltaState
-	if err := json.Unmarshal(raw, &delta); err != nil {
-		return nil, err
-	}
-	cf := &engine.ClientFeatures{Version: 2}
-	for _, ev := range delta.Events {
-		switch ev.Type {
-		case "hydration":
-			cf.Features, cf.Segments = ev.Features, ev.Segments
-		case "feature-updated":
-			cf.Features = upsertFeature(cf.Features, ev.Feature)
-		case "feature-removed":
-			cf.Features = removeFeature(cf.Features, ev.FeatureName)
-		case "segment-updated":
-			cf.Segments = upsertSegment(cf.Segments, ev.Segment)
-		case "segment-removed":
-			cf.Segments = removeSegment(cf.Segments, ev.SegmentID)
-		default:
-			return nil, fmt.Errorf("unknown delta event %q", ev.Type)
-		}
-	}
-	return cf, nil
-}
-
-func upsertFeature(fs []engine.Feature, f engine.Feature) []engine.Feature {
-	for i := range fs {
-		if fs[i].Name == f.Name {
-			fs[i] = f
-			return fs
-		}
-	}
-	return append(fs, f)
-}
-
-func removeFeature(fs []engine.Feature, name string) []engine.Feature {
-	out := fs[:0]
-	for _, f := range fs {
-		if f.Name != name {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func upsertSegment(ss []engine.Segment, s engine.Segment) []engine.Segment {
-	for i := range ss {
-		if ss[i].ID == s.ID {
-			ss[i] = s
-			return ss
-		}
-	}
-	return append(ss, s)
-}
-
-func removeSegment(ss []engine.Segment, id int) []engine.Segment {
-	out := ss[:0]
-	for _, s := range ss {
-		if s.ID != id {
-			out = append(out, s)
-		}
-	}
-	return out
+	return engine.ApplyDelta(nil, delta.Events)
 }
 
 // TestClientSpecification runs every case of the official client

@@ -36,14 +36,14 @@ type stickiness struct {
 	field field
 }
 
-func newStickiness(name string) stickiness {
+func newStickiness(name string, fields *fieldTable) stickiness {
 	switch name {
 	case "", "default":
 		return stickiness{kind: stickDefault}
 	case "random":
 		return stickiness{kind: stickRandom}
 	}
-	return stickiness{kind: stickField, field: newField(name)}
+	return stickiness{kind: stickField, field: fields.field(name)}
 }
 
 // strategy is one compiled activation strategy.
@@ -114,7 +114,7 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		cs.algo = algoFlexibleRollout
 		cs.percentage = parsePercentage(p, "rollout")
 		cs.prefix = groupPrefix(groupOrFlagName(p, flagName))
-		cs.stickiness = newStickiness(p["stickiness"])
+		cs.stickiness = newStickiness(p["stickiness"], cfg.fields)
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
 		cs.prefixes = parsePrefixes(strings.Split(p["IPs"], ","))
@@ -196,7 +196,7 @@ func (cs *strategy) enabled(st *evalState) bool {
 	case algoRandomRollout:
 		return float64(rand.IntN(100)+1) <= cs.percentage
 	case algoFlexibleRollout:
-		return cs.flexibleOn(ctx)
+		return cs.flexibleOn(st)
 	case algoRemoteAddress:
 		addr, ok := parseAddr(ctx.RemoteAddress)
 		return ok && prefixesContain(cs.prefixes, addr)
@@ -215,14 +215,15 @@ func (cs *strategy) rolloutOn(id string) bool {
 	return float64(normalizedHash(rolloutSeed, cs.prefix, id, 100)) <= cs.percentage
 }
 
-func (cs *strategy) flexibleOn(ctx *Context) bool {
+func (cs *strategy) flexibleOn(st *evalState) bool {
 	switch cs.stickiness.kind {
 	case stickRandom:
 		return float64(rand.IntN(100)+1) <= cs.percentage
 	case stickField:
-		v, ok := cs.stickiness.field.stickyValue(ctx)
+		v, ok := st.stickyValue(cs.stickiness.field)
 		return ok && cs.rolloutOn(v)
 	}
+	ctx := st.ctx
 	switch {
 	case ctx.UserID != "":
 		return cs.rolloutOn(ctx.UserID)

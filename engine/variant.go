@@ -1,6 +1,9 @@
 package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"slices"
+)
 
 // Shared variants every snapshot starts with.
 const (
@@ -35,7 +38,7 @@ type override struct {
 // compileVariants compiles vs hashed under group with the given stickiness
 // name, registering one ResultVariant per entry.
 func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *variantList {
-	vl := &variantList{prefix: groupPrefix(group), stickiness: newStickiness(sticky)}
+	vl := &variantList{prefix: groupPrefix(group), stickiness: newStickiness(sticky, cfg.fields)}
 	const maxTotal = 1<<31 - 1
 	total := 0
 	for _, v := range vs {
@@ -46,7 +49,7 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 			total = min(total, maxTotal)
 		}
 		for _, o := range v.Overrides {
-			vl.overrides = append(vl.overrides, override{field: newField(o.ContextName), values: o.Values, variant: rv})
+			vl.overrides = append(vl.overrides, override{field: cfg.fields.field(o.ContextName), values: slices.Clone(o.Values), variant: rv})
 		}
 	}
 	vl.totalWeight = uint32(total)
@@ -55,13 +58,13 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 
 // choose picks the variant for ctx: an override first, then the weighted
 // hash of the stickiness value. It returns nil when the weights sum to 0.
-func (vl *variantList) choose(ctx *Context) *ResultVariant {
+func (vl *variantList) choose(st *evalState) *ResultVariant {
 	if vl.totalWeight == 0 {
 		return nil
 	}
 	for i := range vl.overrides {
 		o := &vl.overrides[i]
-		if v, ok := o.field.lookup(ctx); ok {
+		if v, ok := st.value(o.field); ok {
 			for _, x := range o.values {
 				if x == v {
 					return o.variant
@@ -70,7 +73,7 @@ func (vl *variantList) choose(ctx *Context) *ResultVariant {
 		}
 	}
 	var target uint32
-	if seed, ok := vl.seed(ctx); ok {
+	if seed, ok := vl.seed(st); ok {
 		target = normalizedHash(variantSeed, vl.prefix, seed, vl.totalWeight)
 	} else {
 		target = rand.Uint32N(vl.totalWeight) + 1
@@ -90,10 +93,11 @@ func (vl *variantList) choose(ctx *Context) *ResultVariant {
 
 // seed is the stickiness value for hashing; false means "use a random
 // target".
-func (vl *variantList) seed(ctx *Context) (string, bool) {
+func (vl *variantList) seed(st *evalState) (string, bool) {
+	ctx := st.ctx
 	switch vl.stickiness.kind {
 	case stickField:
-		return vl.stickiness.field.stickyValue(ctx)
+		return st.stickyValue(vl.stickiness.field)
 	case stickRandom:
 		return "", false
 	}

@@ -18,9 +18,10 @@ type recorded struct {
 	Body   []byte      `json:"body"`
 }
 
-// recordingKey identifies a request: method, target and body.
-func recordingKey(method, target string, body []byte) string {
-	return method + " " + target + "\n" + string(body)
+// recordingKey identifies a request: method, target, the conditional
+// header If-None-Match and body.
+func recordingKey(method, target, ifNoneMatch string, body []byte) string {
+	return method + " " + target + "\n" + ifNoneMatch + "\n" + string(body)
 }
 
 // baselineEnv names the environment variable that turns this program into
@@ -37,7 +38,7 @@ func baselineHandler(recordings map[string]*recorded) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		rec, ok := recordings[recordingKey(r.Method, r.RequestURI, body)]
+		rec, ok := recordings[recordingKey(r.Method, r.RequestURI, r.Header.Get("If-None-Match"), body)]
 		if !ok {
 			http.Error(w, "no recording for this request", http.StatusNotFound)
 			return
@@ -63,7 +64,7 @@ func serveBaseline(path string) error {
 		return fmt.Errorf("recordings %s: %w", path, err)
 	}
 	for _, rec := range recordings {
-		if rec.Header.Get("Content-Length") == "" {
+		if rec.Header.Get("Content-Length") == "" && rec.Status != http.StatusNotModified && rec.Status != http.StatusNoContent {
 			rec.Header.Set("Content-Length", strconv.Itoa(len(rec.Body)))
 		}
 	}

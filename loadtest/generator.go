@@ -20,6 +20,15 @@ type request struct {
 	target string // path and query
 	header map[string]string
 	body   []byte
+	status int // the expected status; 0 means 200
+}
+
+// wantStatus is the status a correct answer has.
+func (r request) wantStatus() int {
+	if r.status == 0 {
+		return 200
+	}
+	return r.status
 }
 
 // wire renders the request for a keep-alive connection to host.
@@ -65,13 +74,14 @@ func (r loadResult) perSecond() float64 {
 
 // runLoad keeps conns keep-alive connections busy for d, each sending the
 // requests round-robin and waiting for each response before the next (a
-// closed loop, like wrk). Only responses with status 200 count as
-// successes. The generator parses responses minimally so that it leaves
+// closed loop, like wrk). Only responses with the expected status count
+// as successes. The generator parses responses minimally so that it leaves
 // as much of the shared CPU as possible to the server under test.
 func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult {
 	wires := make([][]byte, len(reqs))
+	statuses := make([]int, len(reqs))
 	for i, r := range reqs {
-		wires[i] = r.wire(addr)
+		wires[i], statuses[i] = r.wire(addr), r.wantStatus()
 	}
 	var ok, failed atomic.Int64
 	var errOnce sync.Once
@@ -81,7 +91,7 @@ func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult
 	start := time.Now()
 	for c := range conns {
 		wg.Go(func() {
-			n, err := hammer(addr, wires, c, stop)
+			n, err := hammer(addr, wires, statuses, c, stop)
 			ok.Add(n)
 			if err != nil {
 				failed.Add(1)
@@ -96,8 +106,8 @@ func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult
 }
 
 // hammer runs one connection until stop closes; it returns the number of
-// successful responses and the error that ended it early, if any.
-func hammer(addr string, wires [][]byte, offset int, stop <-chan struct{}) (int64, error) {
+// responses with the expected status and the error that ended it early.
+func hammer(addr string, wires [][]byte, statuses []int, offset int, stop <-chan struct{}) (int64, error) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		return 0, err
@@ -111,15 +121,16 @@ func hammer(addr string, wires [][]byte, offset int, stop <-chan struct{}) (int6
 			return n, nil
 		default:
 		}
-		if _, err := conn.Write(wires[i%len(wires)]); err != nil {
+		k := i % len(wires)
+		if _, err := conn.Write(wires[k]); err != nil {
 			return n, err
 		}
 		status, err := readResponse(br)
 		if err != nil {
 			return n, err
 		}
-		if status != 200 {
-			return n, fmt.Errorf("status %d", status)
+		if status != statuses[k] {
+			return n, fmt.Errorf("status %d, want %d", status, statuses[k])
 		}
 		n++
 	}

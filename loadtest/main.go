@@ -26,6 +26,9 @@ type config struct {
 	warmup     time.Duration
 	conns      int
 	seed       int64
+	// serverFlags, when positive, also benchmarks `bunting server`'s
+	// client-features endpoint seeded with that many flags.
+	serverFlags int
 }
 
 func main() {
@@ -53,17 +56,21 @@ func main() {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	cfg := config{}
-	counts := fs.String("flags", "100,1000", "comma-separated flag counts of the generated payloads")
+	counts := fs.String("flags", "100,1000", "comma-separated flag counts of the proxy's generated payloads (empty: skip the proxy)")
 	fs.StringVar(&cfg.repo, "repo", "..", "repository root to build ./cmd/bunting from")
 	fs.StringVar(&cfg.bunting, "bunting", "", "prebuilt bunting binary (skips the build)")
 	fs.DurationVar(&cfg.duration, "duration", 4*time.Second, "measured time per scenario and server")
 	fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each measurement")
 	fs.IntVar(&cfg.conns, "conns", 16, "concurrent keep-alive connections")
 	fs.Int64Var(&cfg.seed, "seed", 1, "seed of the generated payloads")
+	fs.IntVar(&cfg.serverFlags, "server-flags", 1000, "also benchmark bunting server's /api/client/features with this many flags (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	for _, s := range strings.Split(*counts, ",") {
+		if strings.TrimSpace(*counts) == "" {
+			break // only the server, if asked for
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 5 {
 			return cfg, fmt.Errorf("-flags: %q is not a flag count of at least 5", s)

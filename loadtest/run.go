@@ -68,6 +68,11 @@ func run(cfg config, progress io.Writer) (*report, error) {
 			return nil, fmt.Errorf("%d flags: %w", n, err)
 		}
 	}
+	if cfg.serverFlags > 0 {
+		if err := runServerBenchmark(cfg, bin, dir, cfg.serverFlags, rep, progress); err != nil {
+			return nil, fmt.Errorf("server, %d flags: %w", cfg.serverFlags, err)
+		}
+	}
 	return rep, nil
 }
 
@@ -88,12 +93,26 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 	}
 	defer proxy.stop()
 	idle, _, _ := proxy.rss()
-	scs := scenarios(cf)
-	recordings, sizes, err := record(proxy.addr, scs)
+	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, scenarios(cf), rep, progress); err != nil {
+		return err
+	}
+	rss, peak, err := proxy.rss()
+	rep.memory = append(rep.memory, memory{flags: n, idle: idle, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
+	return nil
+}
+
+// rounds splits each measurement into alternating slices, so that a burst
+// of other work on the shared machine hits both servers alike.
+const rounds = 4
+
+// compare records ours' answers to the scenarios' requests, starts a
+// baseline replaying them, and measures both side by side.
+func compare(cfg config, dir, label string, n int, ours *process, scs []scenario, rep *report, progress io.Writer) error {
+	recordings, sizes, err := record(ours.addr, scs)
 	if err != nil {
 		return err
 	}
-	recPath := filepath.Join(dir, fmt.Sprintf("recordings-%d.json", n))
+	recPath := filepath.Join(dir, "recordings-"+label+".json")
 	if err := writeRecordings(recPath, recordings); err != nil {
 		return err
 	}
@@ -104,22 +123,16 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 	defer baseline.stop()
 	for i, sc := range scs {
 		fmt.Fprintf(progress, "%d flags: %s…\n", n, sc.name)
-		ours, base := measureSideBySide(cfg, proxy.addr, baseline.addr, sc.requests)
-		for who, res := range map[string]loadResult{"bunting": ours, "baseline": base} {
+		oursRes, base := measureSideBySide(cfg, ours.addr, baseline.addr, sc.requests)
+		for who, res := range map[string]loadResult{"bunting": oursRes, "baseline": base} {
 			if res.firstErr != nil || res.requests == 0 {
-				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, proxy.logs)
+				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, ours.logs)
 			}
 		}
-		rep.rows = append(rep.rows, row{scenario: sc.name, flags: n, bodyBytes: sizes[i], ours: ours, baseline: base, target: sc.target})
+		rep.rows = append(rep.rows, row{scenario: sc.name, flags: n, bodyBytes: sizes[i], ours: oursRes, baseline: base, target: sc.target})
 	}
-	rss, peak, err := proxy.rss()
-	rep.memory = append(rep.memory, memory{flags: n, idle: idle, rss: rss, peak: peak, targetRSS: rssTarget, measuredOK: err == nil})
 	return nil
 }
-
-// rounds splits each measurement into alternating slices, so that a burst
-// of other work on the shared machine hits both servers alike.
-const rounds = 4
 
 // measureSideBySide warms both servers up, then loads them in turns of
 // duration/rounds each and adds the turns up.
@@ -148,10 +161,10 @@ func record(addr string, scs []scenario) (map[string]*recorded, []int, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if rec.Status != 200 {
-				return nil, nil, fmt.Errorf("%s %s: status %d: %s", r.method, r.target, rec.Status, rec.Body)
+			if rec.Status != r.wantStatus() {
+				return nil, nil, fmt.Errorf("%s %s: status %d, want %d: %s", r.method, r.target, rec.Status, r.wantStatus(), rec.Body)
 			}
-			recordings[recordingKey(r.method, r.target, r.body)] = rec
+			recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.body)] = rec
 			total += len(rec.Body)
 		}
 		sizes[i] = total / len(sc.requests)
@@ -172,17 +185,17 @@ func (r *report) markdown() string {
 	b.WriteString("\n")
 	for _, m := range r.memory {
 		if !m.measuredOK {
-			fmt.Fprintf(&b, "Proxy resident memory with %d flags: not measured\n", m.flags)
+			fmt.Fprintf(&b, "- Proxy resident memory with %d flags: not measured\n", m.flags)
 			continue
 		}
-		fmt.Fprintf(&b, "Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
+		fmt.Fprintf(&b, "- Proxy resident memory with %d flags: %.1f MB idle after the first sync, %.1f MB after the load (peak %.1f MB)",
 			m.flags, mb(m.idle), mb(m.rss), mb(m.peak))
 		if m.flags >= 1000 {
 			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.rss <= m.targetRSS))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, proxy and baseline share the machine's cores.\n",
+	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, server under test and baseline share the machine's cores.\n",
 		r.cfg.conns, r.cfg.duration, r.cfg.warmup)
 	return b.String()
 }
@@ -195,3 +208,5 @@ func yesNo(ok bool) string {
 	}
 	return "no"
 }
+
+func mkdir(path string) error { return os.MkdirAll(path, 0o700) }

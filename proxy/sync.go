@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -93,7 +95,7 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 	p.metrics.syncResult("changed", true, true)
 	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
 	if p.storage != nil {
-		if err := p.storage.Set(ctx, p.cfg.UpstreamAppName, f.Raw); err != nil {
+		if err := p.storage.Set(ctx, p.backupKey(), f.Raw); err != nil {
 			p.log.Warn("could not save the backup", "err", err)
 		}
 	}
@@ -108,7 +110,7 @@ func (p *Proxy) loadBackup() {
 	if p.storage == nil {
 		return
 	}
-	raw, err := p.storage.Get(context.Background(), p.cfg.UpstreamAppName)
+	raw, err := p.storage.Get(context.Background(), p.backupKey())
 	if err != nil {
 		p.log.Warn("could not read the backup", "err", err)
 		return
@@ -252,4 +254,13 @@ func (p *Proxy) finalFlush() {
 	if err := p.postMetrics(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		p.log.Warn("final usage metrics post failed", "err", err)
 	}
+}
+
+// backupKey names the stored backup: the app name, as the reference does,
+// plus a short hash of the upstream and its filters, so a proxy never
+// starts from a configuration made for another upstream or filter.
+func (p *Proxy) backupKey() string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%s|%s|%v", p.cfg.UpstreamURL, p.cfg.ProjectName, p.cfg.NamePrefix, p.cfg.Tags)
+	return fmt.Sprintf("%s-%08x", p.cfg.UpstreamAppName, h.Sum32())
 }

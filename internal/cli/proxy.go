@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -38,6 +39,12 @@ func runProxy(ctx context.Context, args []string, env LookupEnv, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	return serveProxy(ctx, p, cfg, log)
+}
+
+// serveProxy listens on the configured port and runs the proxy's upstream
+// sync until ctx ends, then shuts down gracefully.
+func serveProxy(ctx context.Context, p *proxy.Proxy, cfg proxy.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.ListenAddress, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listening on port %d: %w", cfg.Port, err)

@@ -49,7 +49,7 @@ func contextToJS(vm *goja.Runtime, ctx *engine.Context) *goja.Object {
 	}
 	props := vm.NewObject()
 	for k, v := range ctx.Properties {
-		_ = props.Set(k, v)
+		defineString(vm, props, k, v)
 	}
 	_ = obj.Set(fieldProperties, props)
 	return obj
@@ -59,9 +59,15 @@ func contextToJS(vm *goja.Runtime, ctx *engine.Context) *goja.Object {
 func parametersToJS(vm *goja.Runtime, params map[string]string) *goja.Object {
 	obj := vm.NewObject()
 	for k, v := range params {
-		_ = obj.Set(k, v)
+		defineString(vm, obj, k, v)
 	}
 	return obj
+}
+
+// defineString adds an own, ordinary property, so that client-chosen names
+// such as "__proto__" stay data instead of reaching a setter.
+func defineString(vm *goja.Runtime, obj *goja.Object, key, value string) {
+	_ = obj.DefineDataProperty(key, vm.ToValue(value), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 }
 
 // contextFromJS reads an enricher's result back. It must be an object; the

@@ -34,7 +34,7 @@ func nodeModules(t *testing.T) string {
 // one strategy named FromFile, enabled.
 func TestNodeProxyExampleLoadsUnchanged(t *testing.T) {
 	path := filepath.Join(nodeModules(t), "@unleash", "proxy", "src", "examples", "custom-strategies.js")
-	strategies, err := scripts.LoadStrategies([]string{path}, scripts.Options{})
+	strategies, err := scripts.LoadStrategies([]string{path}, calm)
 	require.NoError(t, err)
 	require.Len(t, strategies, 1)
 	require.Contains(t, strategies, "FromFile")

@@ -136,5 +136,7 @@ const shimSource = `(function () {
 
 var shimProgram = goja.MustCompile("bunting-shim.js", shimSource, false)
 
-// poolSize is how many idle runtimes a pool keeps.
-func poolSize() int { return 2 * runtime.GOMAXPROCS(0) }
+// poolSize is how many idle runtimes a pool keeps. Calls preempted while
+// holding a runtime make more than GOMAXPROCS of them busy at once, so the
+// pool keeps a few more, to avoid re-running the files after each burst.
+func poolSize() int { return max(8, 4*runtime.GOMAXPROCS(0)) }

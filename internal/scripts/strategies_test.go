@@ -62,7 +62,7 @@ exports.name = 'ignored'; module.exports = new Y();`,
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			strategies := loadStrategies(t, tc.src, scripts.Options{})
+			strategies := loadStrategies(t, tc.src, calm)
 			require.Len(t, strategies, len(tc.names))
 			for _, n := range tc.names {
 				require.Contains(t, strategies, n)
@@ -76,7 +76,7 @@ exports.name = 'ignored'; module.exports = new Y();`,
 
 func TestStrategyBaseClassDefaultsToDisabled(t *testing.T) {
 	strategies := loadStrategies(t, `const { Strategy } = require('unleash-client');
-module.exports = [new Strategy('plain'), new Strategy('on', true)];`, scripts.Options{})
+module.exports = [new Strategy('plain'), new Strategy('on', true)];`, calm)
 	off, err := strategies["plain"].IsEnabled(nil, nil)
 	require.NoError(t, err)
 	require.False(t, off)
@@ -94,7 +94,7 @@ func TestStrategySeesParametersAndNodeStyleContext(t *testing.T) {
       typeof context.properties, 'sessionId' in context];
     return JSON.stringify(seen) === parameters.expect;
   }
-}]`, scripts.Options{})
+}]`, calm)
 	ctx := &engine.Context{
 		UserID: "u1", RemoteAddress: "127.0.0.1", Environment: "production", AppName: "web",
 		CurrentTime: "2026-11-22T10:00:00Z", Properties: map[string]string{"team": "blue"},
@@ -110,7 +110,7 @@ func TestStrategySeesParametersAndNodeStyleContext(t *testing.T) {
 }
 
 func TestStrategyResultIsCoercedLikeJavaScript(t *testing.T) {
-	strategies := loadStrategies(t, `module.exports = [{ name: 'ret', isEnabled: (p) => eval(p.value) }]`, scripts.Options{})
+	strategies := loadStrategies(t, `module.exports = [{ name: 'ret', isEnabled: (p) => eval(p.value) }]`, calm)
 	tests := map[string]bool{
 		"true": true, "1": true, "'yes'": true, "({})": true, "[]": true,
 		"false": false, "0": false, "''": false, "null": false, "undefined": false, "NaN": false,
@@ -137,7 +137,7 @@ func TestStrategyFailuresAffectOnlyThatCall(t *testing.T) {
     }
     return true;
   }
-}]`, scripts.Options{Timeout: 100 * time.Millisecond})
+}]`, scripts.Options{Timeout: time.Second})
 	flaky := strategies["flaky"]
 	for _, mode := range []string{"throw", "loop", "recurse", "reject", "pending", "type"} {
 		t.Run(mode, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestStrategyFailuresAffectOnlyThatCall(t *testing.T) {
 
 func TestStrategyErrorMessagesPointAtTheScript(t *testing.T) {
 	path := writeScript(t, "module.exports = [{ name: 'x',\n  isEnabled() { throw new Error('kaput') } }]")
-	strategies, err := scripts.LoadStrategies([]string{path}, scripts.Options{})
+	strategies, err := scripts.LoadStrategies([]string{path}, calm)
 	require.NoError(t, err)
 	_, err = strategies["x"].IsEnabled(nil, nil)
 	require.ErrorContains(t, err, "kaput")
@@ -199,12 +199,12 @@ func TestLoadStrategiesErrors(t *testing.T) {
 	}
 	t.Run("missing file", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "nope.js")
-		_, err := scripts.LoadStrategies([]string{missing}, scripts.Options{})
+		_, err := scripts.LoadStrategies([]string{missing}, calm)
 		require.ErrorContains(t, err, missing)
 		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 	t.Run("no paths", func(t *testing.T) {
-		_, err := scripts.LoadStrategies(nil, scripts.Options{})
+		_, err := scripts.LoadStrategies(nil, calm)
 		require.Error(t, err)
 	})
 }
@@ -214,7 +214,7 @@ func TestLoadStrategiesFromSeveralFiles(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	first := writeScript(t, `module.exports = [{ name: 'one', isEnabled: () => true }, { name: 'shared', isEnabled: () => false }]`)
 	second := writeScript(t, `console.log('loading', 2); module.exports = { name: 'shared', isEnabled: () => true }`)
-	strategies, err := scripts.LoadStrategies([]string{first, second}, scripts.Options{Logger: logger})
+	strategies, err := scripts.LoadStrategies([]string{first, second}, scripts.Options{Timeout: calm.Timeout, Logger: logger})
 	require.NoError(t, err)
 	require.Len(t, strategies, 2)
 	shared, err := strategies["shared"].IsEnabled(nil, nil)
@@ -225,7 +225,7 @@ func TestLoadStrategiesFromSeveralFiles(t *testing.T) {
 }
 
 func TestExampleStrategiesFile(t *testing.T) {
-	strategies, err := scripts.LoadStrategies([]string{exampleFile(t, "custom-strategies.js")}, scripts.Options{})
+	strategies, err := scripts.LoadStrategies([]string{exampleFile(t, "custom-strategies.js")}, calm)
 	require.NoError(t, err)
 	require.Len(t, strategies, 2)
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -69,4 +70,17 @@ func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// EnsureAPIToken stores an API token with a caller-chosen secret, as the
+// system user and with its event, unless a token with that secret exists.
+// typ is store.TokenAdmin, store.TokenClient or store.TokenFrontend.
+func (s *Server) EnsureAPIToken(ctx context.Context, name, typ, secret string) error {
+	return s.store.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.APITokenByHash(store.HashSecret(secret))
+		if !apierr.IsKind(err, apierr.KindNotFound) {
+			return err
+		}
+		return insertToken(tx, systemActor, name, typ, secret)
+	})
 }

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startAll runs the all-in-one mode on free ports with its data in dir and
+// returns the server URL, the proxy URL, the tokens it printed and a stop
+// function that waits for a clean exit.
+func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quickstartTokens, stop func()) {
+	t.Helper()
+	serverPort, proxyPort := freePort(t), freePort(t)
+	env := map[string]string{
+		"HTTP_PORT":     strconv.Itoa(serverPort),
+		"PROXY_PORT":    strconv.Itoa(proxyPort),
+		"DATABASE_PATH": filepath.Join(dir, "bunting.db"),
+		"LOG_LEVEL":     "warn",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, nil, lookup, &stdout, &stderr) }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), "Bunting is running") {
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("bunting exited with %d before it was running:\n%s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("bunting did not start:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "quickstart-tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &tokens); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{tokens.Admin, tokens.Client, tokens.Frontend, tokens.ClientKey} {
+		if !strings.Contains(stdout.String(), secret) {
+			t.Fatalf("the banner does not print %q:\n%s", secret, stdout.String())
+		}
+	}
+	stop = func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("bunting exited with %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("bunting did not stop")
+		}
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stop
+}
+
+func call(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// proxyShows polls the proxy until its answer for the client key does (or
+// does not) contain the flag.
+func proxyShows(t *testing.T, proxyURL, key, flag string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, body := call(t, http.MethodGet, proxyURL+"/proxy", key, "")
+		got := code == http.StatusOK && strings.Contains(body, `"name":"`+flag+`"`)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy still answers %d %s; want flag %q shown=%v", code, body, flag, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
+	dir := t.TempDir()
+	server, proxy, tokens, stop := startAll(t, dir)
+
+	code, body := call(t, http.MethodPost, server+"/api/admin/projects/default/features", tokens.Admin, `{"name":"checkout"}`)
+	if code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("create flag: %d %s", code, body)
+	}
+	env := server + "/api/admin/projects/default/features/checkout/environments/development"
+	if code, body := call(t, http.MethodPost, env+"/on", tokens.Admin, ""); code != http.StatusOK {
+		t.Fatalf("turn on: %d %s", code, body)
+	}
+	proxyShows(t, proxy, tokens.ClientKey, "checkout", true)
+	if code, body := call(t, http.MethodGet, server+"/api/frontend", tokens.Frontend, ""); code != http.StatusOK || !strings.Contains(body, `"checkout"`) {
+		t.Fatalf("frontend API: %d %s", code, body)
+	}
+	if code, _ := call(t, http.MethodGet, proxy+"/proxy", "wrong-key", ""); code != http.StatusUnauthorized {
+		t.Fatalf("a wrong client key gets %d, want 401", code)
+	}
+	if code, body := call(t, http.MethodPost, env+"/off", tokens.Admin, ""); code != http.StatusOK {
+		t.Fatalf("turn off: %d %s", code, body)
+	}
+	proxyShows(t, proxy, tokens.ClientKey, "checkout", false)
+	code, body = call(t, http.MethodGet, server+"/api/admin/events", tokens.Admin, "")
+	if code != http.StatusOK || !strings.Contains(body, "feature-environment-disabled") {
+		t.Fatalf("events: %d %s", code, body)
+	}
+	stop()
+
+	// A restart reuses the same tokens, and the flag is still there.
+	server2, proxy2, tokens2, stop2 := startAll(t, dir)
+	defer stop2()
+	if tokens2 != tokens {
+		t.Fatalf("tokens changed across restarts: %+v then %+v", tokens, tokens2)
+	}
+	if code, body := call(t, http.MethodGet, server2+"/api/admin/projects/default/features/checkout", tokens.Admin, ""); code != http.StatusOK {
+		t.Fatalf("flag after restart: %d %s", code, body)
+	}
+	if code, _ := call(t, http.MethodGet, proxy2+"/proxy", tokens.ClientKey, ""); code != http.StatusOK {
+		t.Fatalf("proxy after restart answers %d", code)
+	}
+}
