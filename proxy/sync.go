@@ -215,7 +215,7 @@ func (p *Proxy) register(ctx context.Context) bool {
 		ConnectionID:    p.upstreamConfig().ConnectionID,
 		SDKVersion:      "bunting-proxy:" + Version,
 		Strategies:      names,
-		Started:         p.started.UTC(),
+		Started:         p.started.UTC().Truncate(time.Millisecond),
 		Interval:        p.cfg.MetricsInterval.Milliseconds(),
 		Environment:     p.cfg.Environment,
 		PlatformName:    "go",

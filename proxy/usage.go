@@ -46,6 +46,10 @@ func (b *Bucket) add(name string, yes, no int64, variants map[string]int64) {
 	}
 }
 
+// nowMillis is the current UTC time at millisecond precision, as the
+// reference SDKs write bucket times.
+func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
 // Usage counts flag evaluations for the upstream metrics post. Recording
 // is cheap and lock-light: each snapshot gets sharded counters indexed by
 // flag position, so a request touches plain integers under an uncontended
@@ -61,7 +65,7 @@ type Usage struct {
 
 // NewUsage returns an empty usage counter.
 func NewUsage() *Usage {
-	u := &Usage{now: time.Now}
+	u := &Usage{now: nowMillis}
 	u.start = u.now()
 	u.extra.Toggles = map[string]*ToggleCount{}
 	return u
