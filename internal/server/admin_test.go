@@ -163,6 +163,18 @@ func TestAPITokens(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/api-tokens", editor, map[string]any{"tokenName": "x", "type": "client"}).WantError(t, 403, "NoAccessError", "CREATE_CLIENT_API_TOKEN")
 		h.Do(t, "DELETE", "/api/admin/api-tokens/"+secret, editor, nil).WantError(t, 403, "NoAccessError")
 
+		// An expired token stops working; a later expiry revives it.
+		h.Do(t, "PUT", "/api/admin/api-tokens/"+secret, h.AdminToken, map[string]any{"expiresAt": "2020-01-01T00:00:00Z"}).Want(t, 200)
+		h.Do(t, "GET", "/api/client/features", secret, nil).WantError(t, 401, "AuthenticationRequired")
+		h.Do(t, "PUT", "/api/admin/api-tokens/"+secret, h.AdminToken, map[string]any{"expiresAt": "2999-01-01T00:00:00Z"}).Want(t, 200)
+		h.Do(t, "GET", "/api/client/features", secret, nil).Want(t, 200)
+		h.Do(t, "PUT", "/api/admin/api-tokens/"+secret, h.AdminToken, map[string]any{}).WantError(t, 400, "ValidationError", "expiresAt")
+		h.Do(t, "PUT", "/api/admin/api-tokens/"+secret, h.AdminToken, map[string]any{"expiresAt": "soon"}).WantError(t, 400, "ValidationError")
+		h.Do(t, "PUT", "/api/admin/api-tokens/"+secret, editor, map[string]any{"expiresAt": "2999-01-01T00:00:00Z"}).WantError(t, 403, "NoAccessError")
+		if n := len(eventsOf(t, h, "api-token-updated", "")); n != 2 {
+			t.Fatalf("%d api-token-updated events", n)
+		}
+
 		h.Do(t, "DELETE", "/api/admin/api-tokens/"+secret, h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "GET", "/api/client/features", secret, nil).WantError(t, 401, "AuthenticationRequired")
 		h.Do(t, "DELETE", "/api/admin/api-tokens/unknown", h.AdminToken, nil).Want(t, 200)

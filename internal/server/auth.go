@@ -232,8 +232,9 @@ func forbidden(perm, env string) error {
 func pathEnv(r *http.Request) string { return r.PathValue("environment") }
 
 // tokenCache resolves secrets to principals, caching both hits and misses
-// until the store's revision changes (every token change writes an event)
-// or the entry is older than tokenCacheTTL.
+// until this instance changes a credential (store.CredentialRevision) or
+// the entry is older than tokenCacheTTL (which bounds how long a token
+// deleted through another instance keeps working here).
 type tokenCache struct {
 	store *store.Store
 	mu    sync.Mutex
@@ -248,7 +249,7 @@ type tokenCacheEntry struct {
 	at       time.Time
 }
 
-const tokenCacheTTL = 10 * time.Second
+const tokenCacheTTL = 5 * time.Second
 
 func newTokenCache(st *store.Store) *tokenCache {
 	return &tokenCache{store: st, byKey: map[string]tokenCacheEntry{}, now: time.Now}
@@ -256,7 +257,7 @@ func newTokenCache(st *store.Store) *tokenCache {
 
 func (c *tokenCache) resolve(ctx context.Context, secret string) (*Principal, error) {
 	hash := store.HashSecret(secret)
-	rev, now := c.store.Revision(), c.now()
+	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()
 	e, ok := c.byKey[hash]
 	c.mu.Unlock()

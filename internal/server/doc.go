@@ -40,6 +40,11 @@
 // client-features snapshot and the token cache; with several instances on
 // PostgreSQL, Server.Run polls the latest event id to see the others' changes.
 //
+// Hooks for data owned by other parts: store.featureTagsHook (a flag's
+// tags copied into its events) and store.featureTagPairsHook (every flag's
+// tags, for the client API's ?tag= filter) are nil until the extras part,
+// which owns tags, sets them in the store package.
+//
 // # Migrations
 //
 // internal/store/migrations/{sqlite,postgres} hold goose SQL files, one

@@ -292,3 +292,27 @@ func TestDependencies(t *testing.T) {
 		}
 	})
 }
+
+func TestBulkToggle(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "b1")
+		createFlag(t, h, "b2")
+		bulk := "/api/admin/projects/default/bulk_features/environments/production"
+		h.Do(t, "POST", bulk+"/on", h.AdminToken, map[string]any{"features": []string{"b1", "b2"}}).Want(t, 200)
+		for _, n := range []string{"b1", "b2"} {
+			if envOf(t, h.Do(t, "GET", featurePath(n), h.AdminToken, nil).Map(t), "production")["enabled"] != true {
+				t.Fatalf("%s not on", n)
+			}
+		}
+		// All or nothing: an unknown flag leaves the others untouched.
+		h.Do(t, "POST", bulk+"/off", h.AdminToken, map[string]any{"features": []string{"b1", "nope"}}).WantError(t, 404, "NotFoundError", "nope")
+		if envOf(t, h.Do(t, "GET", featurePath("b1"), h.AdminToken, nil).Map(t), "production")["enabled"] != true {
+			t.Fatal("b1 switched off by a failed bulk call")
+		}
+		h.Do(t, "POST", bulk+"/off", h.AdminToken, map[string]any{"features": []string{}}).WantError(t, 400, "ValidationError", "features")
+		h.Do(t, "POST", bulk+"/off", h.AdminToken, map[string]any{"features": []string{"b1", "b2"}}).Want(t, 200)
+		if n := len(eventsOf(t, h, "feature-environment-disabled", "b2")); n != 1 {
+			t.Fatalf("%d disabled events", n)
+		}
+	})
+}

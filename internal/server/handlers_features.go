@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -179,6 +181,11 @@ func (s *Server) updateFeature(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
+	return s.applyFeatureUpdate(w, r, body)
+}
+
+// applyFeatureUpdate stores a flag's new metadata with its events.
+func (s *Server) applyFeatureUpdate(w http.ResponseWriter, r *http.Request, body updateFeatureBody) error {
 	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
 	if body.Name != nil && *body.Name != name {
 		return apierr.Validation("The `name` property cannot change the name of a flag.")
@@ -311,4 +318,31 @@ func (s *Server) listArchivedFeatures(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"version": 2, "features": features})
+}
+
+func (s *Server) patchFeature(w http.ResponseWriter, r *http.Request) error {
+	var ops []patchOp
+	if err := decodeJSON(r, &ops); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if strings.HasPrefix(op.Path, "/variants") {
+			return apierr.Forbidden("Changing variants through a flag patch is not supported; use the environment variants.")
+		}
+	}
+	q := s.store.Q(r.Context())
+	f, err := q.FeatureInProject(r.PathValue("projectId"), r.PathValue("featureName"))
+	if err != nil {
+		return err
+	}
+	doc, _ := json.Marshal(map[string]any{"name": f.Name, "type": f.Type, "description": f.Description, "stale": f.Stale, "impressionData": f.ImpressionData})
+	patched, err := applyPatch(doc, ops)
+	if err != nil {
+		return err
+	}
+	var body updateFeatureBody
+	if err := unmarshalBody(patched, &body); err != nil {
+		return err
+	}
+	return s.applyFeatureUpdate(w, r, body)
 }

@@ -14,6 +14,7 @@ import (
 // flexibleTime accepts an RFC 3339 string or unix milliseconds.
 type flexibleTime struct{ t *time.Time }
 
+// UnmarshalJSON accepts an RFC 3339 string, a number of milliseconds or null.
 func (f *flexibleTime) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if bytes.Equal(b, []byte("null")) {

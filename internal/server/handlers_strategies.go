@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,7 +22,11 @@ type featureEnvScope struct {
 }
 
 func loadFeatureEnv(q store.Q, r *http.Request, allowArchived bool) (featureEnvScope, error) {
-	sc := featureEnvScope{project: r.PathValue("projectId"), feature: r.PathValue("featureName"), env: r.PathValue("environment")}
+	return loadScope(q, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), allowArchived)
+}
+
+func loadScope(q store.Q, project, feature, env string, allowArchived bool) (featureEnvScope, error) {
+	sc := featureEnvScope{project: project, feature: feature, env: env}
 	var err error
 	if sc.f, err = q.FeatureInProject(sc.project, sc.feature); err != nil {
 		return sc, err
@@ -64,24 +69,67 @@ func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) e
 func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
-	var name string
+	name := r.PathValue("featureName")
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		sc, err := loadFeatureEnv(tx.Q, r, false)
-		if err != nil {
-			return err
-		}
-		name = sc.feature
-		if enabled {
-			if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
-				return err
-			}
-		}
-		return setEnvironmentEnabled(tx, sc, p, enabled)
+		return toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled)
 	})
 	if err != nil {
 		return err
 	}
 	return s.respondFeature(w, r, http.StatusOK, name)
+}
+
+// toggleInTx switches one flag in one environment, with its events.
+func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) error {
+	sc, err := loadScope(tx.Q, project, feature, env, false)
+	if err != nil {
+		return err
+	}
+	if enabled {
+		if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
+			return err
+		}
+	}
+	return setEnvironmentEnabled(tx, sc, p, enabled)
+}
+
+// bulkToggleBody is the body of the bulk on/off routes.
+type bulkToggleBody struct {
+	Features []string `json:"features"`
+}
+
+func (s *Server) bulkEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
+	return s.bulkToggle(w, r, true)
+}
+
+func (s *Server) bulkEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
+	return s.bulkToggle(w, r, false)
+}
+
+// bulkToggle switches several flags of a project in one environment, all
+// or none.
+func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool) error {
+	var body bulkToggleBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if len(body.Features) == 0 {
+		return apierr.Validation("The `features` property must list at least one flag.")
+	}
+	p := PrincipalFrom(r.Context())
+	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		for _, name := range body.Features {
+			if err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusOK)
 }
 
 func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {
@@ -219,6 +267,11 @@ func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy,
 		defaultParam(params, "stickiness", "default")
 		defaultParam(params, "groupId", sc.feature)
 	}
+	if len(variants) > 0 {
+		// SDKs hash strategy variants with the groupId parameter (the Go
+		// SDK refuses variants without one).
+		defaultParam(params, "groupId", sc.feature)
+	}
 	st := store.Strategy{Name: b.Name, Title: b.Title, FeatureName: sc.feature, Environment: sc.env, Parameters: params,
 		Constraints: nonNilSlice(b.Constraints), Variants: variants, Segments: nonNilSlice(b.Segments)}
 	if b.Disabled != nil {
@@ -288,6 +341,11 @@ func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
+	return s.applyStrategyUpdate(w, r, body)
+}
+
+// applyStrategyUpdate replaces a strategy with its events.
+func (s *Server) applyStrategyUpdate(w http.ResponseWriter, r *http.Request, body strategyBody) error {
 	p := PrincipalFrom(r.Context())
 	var updated store.Strategy
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -445,4 +503,31 @@ func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "variants": variants})
+}
+
+func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
+	var ops []patchOp
+	if err := decodeJSON(r, &ops); err != nil {
+		return err
+	}
+	q := s.store.Q(r.Context())
+	sc, err := loadFeatureEnv(q, r, false)
+	if err != nil {
+		return err
+	}
+	st, err := strategyIn(q, sc, r.PathValue("strategyId"))
+	if err != nil {
+		return err
+	}
+	doc, _ := json.Marshal(strategyBody{Name: st.Name, Title: st.Title, Disabled: &st.Disabled, SortOrder: &st.SortOrder,
+		Constraints: st.Constraints, Parameters: engine.Parameters(st.Parameters), Variants: st.Variants, Segments: st.Segments})
+	patched, err := applyPatch(doc, ops)
+	if err != nil {
+		return err
+	}
+	var body strategyBody
+	if err := unmarshalBody(patched, &body); err != nil {
+		return err
+	}
+	return s.applyStrategyUpdate(w, r, body)
 }

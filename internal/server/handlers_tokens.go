@@ -182,3 +182,43 @@ func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeEmpty(w, http.StatusOK)
 }
+
+// updateTokenBody is the body of PUT /api/admin/api-tokens/{token}.
+type updateTokenBody struct {
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+func (s *Server) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
+	var body updateTokenBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.ExpiresAt == nil {
+		return apierr.Validation("The `expiresAt` property is required. It was not present on the data you sent.")
+	}
+	p := PrincipalFrom(r.Context())
+	hash := store.HashSecret(r.PathValue("token"))
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		t, err := tx.APITokenByHash(hash)
+		if apierr.IsKind(err, apierr.KindNotFound) {
+			return nil // as Unleash: updating an unknown token is a no-op
+		}
+		if err != nil {
+			return err
+		}
+		if perm := tokenPermissions[t.Type][1]; !p.Can(perm, "", "") {
+			return forbidden(perm, "")
+		}
+		if err := tx.SetAPITokenExpiry(hash, body.ExpiresAt); err != nil {
+			return err
+		}
+		old, updated := tokenEventData(t), tokenEventData(t)
+		old["expiresAt"], updated["expiresAt"] = t.ExpiresAt, body.ExpiresAt
+		return tx.Event(store.NewEvent{Type: "api-token-updated", Actor: p.Actor(), Project: viewToken(t).Project, Environment: t.Environment,
+			Data: updated, PreData: old})
+	})
+	if err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusOK)
+}

@@ -123,8 +123,8 @@ func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	if err := checkResourceName("username", body.Username); err != nil {
-		return err
+	if u := strings.TrimSpace(body.Username); u == "" || len(u) > 100 || u != body.Username {
+		return apierr.Validation("The `username` property is required: 1 to 100 characters without surrounding spaces. You sent %q.", body.Username)
 	}
 	if len(body.RootRole) == 0 {
 		return apierr.Validation("The `rootRole` property is required. It was not present on the data you sent.")

@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	r.admin("GET /api/admin/projects/{projectId}/archive", "", s.listArchivedFeatures)
 	r.admin("GET "+F, "", s.getFeature)
 	r.admin("PUT "+F, PermUpdateFeature, s.updateFeature, withJSON)
+	r.admin("PATCH "+F, PermUpdateFeature, s.patchFeature, withJSON)
 	r.admin("DELETE "+F, PermDeleteFeature, s.archiveFeature)
 	r.admin("POST /api/admin/archive/revive/{featureName}", PermUpdateFeature, s.reviveFeature)
 	r.admin("DELETE /api/admin/archive/{featureName}", PermDeleteFeature, s.deleteFeature)
@@ -54,11 +55,14 @@ func (s *Server) routes() http.Handler {
 	r.admin("GET "+E, "", s.getFeatureEnvironment)
 	r.admin("POST "+E+"/on", PermUpdateFeatureEnvironment, s.featureEnvironmentOn, envScoped)
 	r.admin("POST "+E+"/off", PermUpdateFeatureEnvironment, s.featureEnvironmentOff, envScoped)
+	r.admin("POST /api/admin/projects/{projectId}/bulk_features/environments/{environment}/on", PermUpdateFeatureEnvironment, s.bulkEnvironmentOn, withJSON, envScoped)
+	r.admin("POST /api/admin/projects/{projectId}/bulk_features/environments/{environment}/off", PermUpdateFeatureEnvironment, s.bulkEnvironmentOff, withJSON, envScoped)
 	r.admin("GET "+E+"/strategies", "", s.listStrategies)
 	r.admin("POST "+E+"/strategies", PermCreateFeatureStrategy, s.addStrategy, withJSON, envScoped)
 	r.admin("POST "+E+"/strategies/set-sort-order", PermUpdateFeatureStrategy, s.reorderStrategies, withJSON, envScoped)
 	r.admin("GET "+E+"/strategies/{strategyId}", "", s.getStrategy)
 	r.admin("PUT "+E+"/strategies/{strategyId}", PermUpdateFeatureStrategy, s.updateStrategy, withJSON, envScoped)
+	r.admin("PATCH "+E+"/strategies/{strategyId}", PermUpdateFeatureStrategy, s.patchStrategy, withJSON, envScoped)
 	r.admin("DELETE "+E+"/strategies/{strategyId}", PermDeleteFeatureStrategy, s.deleteStrategy, envScoped)
 	r.admin("GET "+E+"/variants", "", s.getEnvironmentVariants)
 	r.admin("PUT "+E+"/variants", PermUpdateEnvVariants, s.putEnvironmentVariants, withJSON, envScoped)
@@ -79,6 +83,7 @@ func (s *Server) routes() http.Handler {
 	// API tokens (the permission depends on the token type; checked inside).
 	r.admin("GET /api/admin/api-tokens", "", s.listAPITokens)
 	r.admin("POST /api/admin/api-tokens", "", s.createAPIToken, withJSON)
+	r.admin("PUT /api/admin/api-tokens/{token}", "", s.updateAPIToken, withJSON)
 	r.admin("DELETE /api/admin/api-tokens/{token}", "", s.deleteAPIToken)
 
 	// Usage reported by SDKs, read back.

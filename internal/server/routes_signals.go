@@ -46,11 +46,20 @@ func (s *Server) newSignals() (*signals.Service, error) {
 			return (&Principal{Kind: KindUser, RootRole: role}).Can(perm, "", "")
 		},
 		SetFeatureEnabled: s.setFeatureEnabledForSignals,
+		FeaturesByTag: func(ctx context.Context, project, tagType, tagValue string) ([]string, error) {
+			return s.store.Q(ctx).FeatureNamesByTag(project, tagType, tagValue)
+		},
 	}, s.cfg.BaseURL)
 }
 
-// runSignals runs this instance's signal worker until ctx ends.
-func (s *Server) runSignals(ctx context.Context) { s.signals.Run(ctx) }
+// runSignals starts this instance's signal worker, which stops when ctx
+// ends, and returns a function that waits until it has stopped (and given
+// up its processing lease).
+func (s *Server) runSignals(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.signals.Run(ctx) }()
+	return func() { <-done }
+}
 
 // setFeatureEnabledForSignals switches a flag on or off in an environment
 // as a service account with a root role, through the same steps as the

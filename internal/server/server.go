@@ -60,7 +60,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runExtras(ctx)
-	go s.runSignals(ctx)
+	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
@@ -96,7 +96,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go s.Run(runCtx)
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); s.Run(runCtx) }()
+	defer func() { cancel(); <-runDone }() // background workers stop before the caller closes the store
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if ready != nil {

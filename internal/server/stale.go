@@ -46,8 +46,12 @@ func (s *Server) CheckStaleness(ctx context.Context) (int, error) {
 			if !c.PotentiallyStale {
 				continue
 			}
-			if err := tx.SetPotentiallyStale(c.Name, true); err != nil {
+			changed, err := tx.SetPotentiallyStale(c.Name, true)
+			if err != nil {
 				return err
+			}
+			if !changed {
+				continue // another instance marked it
 			}
 			marked++
 			if err := tx.Event(store.NewEvent{Type: "feature-potentially-stale-on", Actor: systemActor, FeatureName: c.Name, Project: c.Project}); err != nil {
@@ -63,7 +67,7 @@ func (s *Server) CheckStaleness(ctx context.Context) (int, error) {
 		if !c.PotentiallyStale {
 			// A derived mark, not a change anyone made: stored outside the
 			// event log, like Unleash's scheduler does.
-			if err := s.store.Q(ctx).SetPotentiallyStale(c.Name, false); err != nil {
+			if _, err := s.store.Q(ctx).SetPotentiallyStale(c.Name, false); err != nil {
 				return marked, err
 			}
 		}

@@ -55,7 +55,18 @@ func TestTagTypesAndTags(t *testing.T) {
 		if un := eventsOfType(t, h, "feature-untagged"); len(un) != 1 || un[0]["preData"].(map[string]any)["value"] != "core" {
 			t.Fatalf("feature-untagged: %v", un)
 		}
+		// The client API filters by tag (the snapshot follows tag changes).
+		seedFeature(t, h, "default", "f2", "release")
+		var cf struct{ Features []map[string]any }
+		h.Do(t, "GET", "/api/client/features?tag=simple:beta", h.ClientToken, nil).Want(t, 200).JSON(t, &cf)
+		if len(cf.Features) != 1 || cf.Features[0]["name"] != "f1" {
+			t.Fatalf("client features by tag: %v", cf.Features)
+		}
 		h.Do(t, "DELETE", "/api/admin/features/f1/tags/simple/beta", h.AdminToken, nil).Want(t, 200)
+		h.Do(t, "GET", "/api/client/features?tag=simple:beta", h.ClientToken, nil).Want(t, 200).JSON(t, &cf)
+		if len(cf.Features) != 0 {
+			t.Fatalf("client features by tag after untag: %v", cf.Features)
+		}
 		h.Do(t, "GET", "/api/admin/features/f1/tags", h.AdminToken, nil).Want(t, 200).JSON(t, &ft)
 		if len(ft.Tags) != 0 {
 			t.Fatalf("tags after delete: %v", ft)

@@ -255,6 +255,9 @@ func (s *Service) CreateActionSet(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if err := tx.LockForLimit(store.LimitKeyActionSets); err != nil {
+			return err
+		}
 		n, err := tx.CountActionSets(project)
 		if err != nil {
 			return err

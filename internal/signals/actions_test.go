@@ -219,7 +219,7 @@ func TestSignalTurnsFlagOff(t *testing.T) {
 			actionSet("kill checkout", actor, source, "TOGGLE_FEATURE_OFF", "checkout")).Want(t, 201).JSON(t, &a)
 
 		signal(t, h, "alerts", token, map[string]any{"severity": "info"}).Want(t, 200)
-		time.Sleep(700 * time.Millisecond)
+		allProcessed(t, h)
 		if !flagEnabled(t, h, "checkout") || len(runs(t, h, a.ID)) != 0 {
 			t.Fatal("a non-matching signal changed the flag or ran the action set")
 		}
@@ -336,7 +336,7 @@ func TestFiltersUseTheEngine(t *testing.T) {
 		} {
 			signal(t, h, "alerts", token, miss).Want(t, 200)
 		}
-		time.Sleep(600 * time.Millisecond)
+		allProcessed(t, h)
 		if !flagEnabled(t, h, "checkout") || len(runs(t, h, a.ID)) != 0 {
 			t.Fatal("a non-matching signal ran the action set")
 		}
@@ -345,27 +345,52 @@ func TestFiltersUseTheEngine(t *testing.T) {
 	}, fastRate)
 }
 
-func TestByTagWithoutTags(t *testing.T) {
+// TestByTag switches every flag of the project with a tag, and fails
+// with the reason when the flags cannot be switched.
+func TestByTag(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		source, token := endpoint(t, h, "alerts")
 		actor := serviceAccount(t, h, "bot", "Editor")
+		for _, f := range []string{"pay-a", "pay-b", "search"} {
+			flag(t, h, f)
+		}
+		for _, f := range []string{"pay-a", "pay-b"} {
+			h.Do(t, "POST", "/api/admin/features/"+f+"/tags", h.AdminToken, map[string]any{"type": "simple", "value": "payments"}).Want(t, 201)
+		}
 		body := map[string]any{"name": "by tag", "actorId": actor,
 			"match": map[string]any{"source": "signal-endpoint", "sourceId": source},
 			"actions": []map[string]any{{"action": "TOGGLE_FEATURES_OFF_BY_TAG",
-				"executionParams": map[string]string{"environment": "development", "tag": "simple:checkout"}}}}
+				"executionParams": map[string]string{"environment": "development", "tag": "simple:payments"}}}}
 		var a actionSetJSON
 		h.Do(t, "POST", "/api/admin/projects/default/actions", h.AdminToken, body).Want(t, 201).JSON(t, &a)
 		if a.Actions[0].ExecutionParams["project"] != "default" {
 			t.Fatalf("project not filled in: %+v", a.Actions[0])
 		}
 		signal(t, h, "alerts", token, nil).Want(t, 200)
+		eventually(t, 2*time.Second, "tagged flags still on", func() bool { return !flagEnabled(t, h, "pay-a") && !flagEnabled(t, h, "pay-b") })
+		if !flagEnabled(t, h, "search") {
+			t.Fatal("an untagged flag was switched off")
+		}
+		var rs []runJSON
 		eventually(t, 2*time.Second, "no finished run", func() bool {
-			rs := runs(t, h, a.ID)
+			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
-		rs := runs(t, h, a.ID)
-		if rs[0].State != "failed" || !strings.Contains(rs[0].ActionSet.Actions[0].Details, "tag") {
+		if rs[0].State != "success" {
 			t.Fatalf("by-tag run: %+v", rs[0])
 		}
-	})
+
+		// Turning on in an environment the project does not have fails with the reason.
+		body["actions"] = []map[string]any{{"action": "TOGGLE_FEATURES_ON_BY_TAG",
+			"executionParams": map[string]string{"environment": "staging", "tag": "simple:payments"}}}
+		h.Do(t, "PUT", fmt.Sprintf("/api/admin/projects/default/actions/%d", a.ID), h.AdminToken, body).Want(t, 200)
+		signal(t, h, "alerts", token, nil).Want(t, 200)
+		eventually(t, 2*time.Second, "no second finished run", func() bool {
+			rs = runs(t, h, a.ID)
+			return len(rs) == 2 && rs[0].State != "started"
+		})
+		if rs[0].State != "failed" || !strings.Contains(rs[0].ActionSet.Actions[0].Details, "pay-a") {
+			t.Fatalf("failing by-tag run: %+v", rs[0])
+		}
+	}, fastRate)
 }

@@ -79,6 +79,9 @@ func (s *Service) CreateEndpoint(w http.ResponseWriter, r *http.Request) error {
 	e := store.SignalEndpoint{Name: *body.Name, Description: body.Description, Enabled: body.Enabled == nil || *body.Enabled,
 		CreatedAt: s.store.Now(), CreatedByUserID: actor.UserID}
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if err := tx.LockForLimit(store.LimitKeySignalEndpoints); err != nil {
+			return err
+		}
 		n, err := tx.CountSignalEndpoints()
 		if err != nil {
 			return err
@@ -252,6 +255,9 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 	secret := newTokenSecret()
 	t := store.SignalEndpointToken{Name: strings.TrimSpace(*body.Name), SignalEndpointID: id, CreatedAt: s.store.Now(), CreatedByUserID: actor.UserID}
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		if err := tx.LockForLimit(store.LimitKeySignalTokens); err != nil {
+			return err
+		}
 		if _, err := tx.SignalEndpoint(id); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package signals_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bunting-flags/bunting/internal/server"
@@ -106,6 +107,39 @@ func TestEndpointLimit(t *testing.T) {
 		}
 		h.Do(t, "POST", "/api/admin/signal-endpoints", h.AdminToken, map[string]any{"name": "e5"}).
 			WantError(t, 400, "ExceedsLimitError", "signal endpoint", "limit of 5")
+	})
+}
+
+// TestEndpointLimitUnderConcurrency creates endpoints from many goroutines
+// at once: exactly the limit's worth succeed.
+func TestEndpointLimitUnderConcurrency(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			created int
+		)
+		for i := range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := h.Do(t, "POST", "/api/admin/signal-endpoints", h.AdminToken, map[string]any{"name": fmt.Sprint("c", i)})
+				if res.Status != 201 && res.Status != 400 {
+					t.Errorf("status %s", res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if res.Status == 201 {
+					created++
+				}
+			}()
+		}
+		wg.Wait()
+		var list struct{ SignalEndpoints []any }
+		h.Do(t, "GET", "/api/admin/signal-endpoints", h.AdminToken, nil).Want(t, 200).JSON(t, &list)
+		if created != 5 || len(list.SignalEndpoints) != 5 {
+			t.Fatalf("%d created, %d stored; the limit is 5", created, len(list.SignalEndpoints))
+		}
 	})
 }
 

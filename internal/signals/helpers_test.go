@@ -3,7 +3,6 @@ package signals_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,28 +29,23 @@ func endpoint(t testing.TB, h *servertest.Harness, name string) (int64, string) 
 	return e.ID, tok.Token
 }
 
-// serviceAccount creates a service account with a root role. The server
-// extras part owns the service-account API; until it is merged the account
-// is created through the store, in a transaction with its event.
+// serviceAccount creates a service account with a root role through the
+// admin API and returns its id.
 func serviceAccount(t testing.TB, h *servertest.Harness, username, role string) int64 {
 	t.Helper()
-	var id int64
-	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		var err error
-		id, err = tx.InsertUser(store.User{Username: &username, Name: &username, RootRole: role, IsService: true, CreatedAt: time.Now()})
-		if err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "service-account-created", Actor: store.Actor{Name: "test"}, Data: map[string]any{"id": id, "username": username}})
-	})
-	if err != nil {
-		t.Fatalf("create service account: %v", err)
+	var sa struct{ ID int64 }
+	h.Do(t, "POST", "/api/admin/service-account", h.AdminToken, map[string]any{"username": username, "name": username, "rootRole": role}).
+		Want(t, 201).JSON(t, &sa)
+	if sa.ID == 0 {
+		t.Fatal("service account without id")
 	}
-	return id
+	return sa.ID
 }
 
 // userToken creates a (non-service) user with a root role and returns a
-// personal access token secret for it.
+// personal access token secret for it. Bunting has no user-management API
+// (users come from outside), so the user is written through the store, in
+// a transaction with its event.
 func userToken(t testing.TB, h *servertest.Harness, username, role string) string {
 	t.Helper()
 	secret := "user:" + server.RandomHex(28)
@@ -116,4 +110,14 @@ func signal(t testing.TB, h *servertest.Harness, name, token string, body any) *
 	return h.Do(t, "POST", "/api/signal-endpoint/"+name, "Bearer "+token, body)
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
+// allProcessed waits until every stored signal has been processed.
+func allProcessed(t testing.TB, h *servertest.Harness) {
+	t.Helper()
+	eventually(t, 5*time.Second, "signals left unprocessed", func() bool {
+		n, err := h.Store.Q(context.Background()).CountUnprocessedSignals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+}

@@ -37,7 +37,7 @@ func (s *Service) Ingest(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sg, err := q.InsertSignal(store.Signal{Source: store.SignalSourceEndpoint, SourceID: e.ID, TokenID: &token.ID,
-		TokenName: &token.Name, Payload: payload, CreatedAt: s.store.Now()})
+		TokenName: &token.Name, Payload: payload, CreatedAt: store.FromMillis(store.Millis(s.store.Now()))})
 	if err != nil {
 		return err
 	}

@@ -124,8 +124,12 @@ func TestRateLimitUnderBurst(t *testing.T) {
 		signal(t, h, "other", otherToken, nil).Want(t, 200)
 		// And the endpoint accepts again in the next window.
 		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+		window := time.Now().Truncate(time.Second)
 		signal(t, h, "alerts", token, nil).Want(t, 200)
-		signal(t, h, "alerts", token, nil).WantError(t, 429, "RateLimitError")
+		second := signal(t, h, "alerts", token, nil)
+		if time.Now().Truncate(time.Second).Equal(window) {
+			second.WantError(t, 429, "RateLimitError")
+		}
 	})
 }
 

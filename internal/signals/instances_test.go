@@ -49,7 +49,7 @@ func TestTwoInstancesProcessEachSignalOnce(t *testing.T) {
 			rs = body.ActionSetEvents
 			return len(rs) >= total && rs[0].State != "started"
 		})
-		time.Sleep(500 * time.Millisecond) // a double run would show up now
+		allProcessed(t, a)
 		var body2 struct{ ActionSetEvents []runJSON }
 		b.Do(t, "GET", fmt.Sprintf("/api/admin/projects/default/actions/%d/events?limit=100", set.ID), b.AdminToken, nil).
 			Want(t, 200).JSON(t, &body2)
@@ -157,6 +157,77 @@ func TestClaimIsExclusive(t *testing.T) {
 			if err != nil || by == nil || *by != me {
 				t.Fatalf("signal %d: stored claimer %v, want %s (%v)", id, by, me, err)
 			}
+		}
+	})
+}
+
+// TestRateLimitAcrossInstances bursts signals at two servers sharing one
+// database: together they accept no more than the limit per second.
+func TestRateLimitAcrossInstances(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		opts := func(c *server.Config) { c.Signals.RatePerSecond = 2 }
+		a := servertest.Start(t, db, opts)
+		b := servertest.Start(t, db, opts)
+		_, token := endpoint(t, a, "alerts")
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			accepted int
+		)
+		start := time.Now()
+		for i := range 40 {
+			h := []*servertest.Harness{a, b}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := signal(t, h, "alerts", token, nil)
+				if res.Status != 200 && res.Status != 429 {
+					t.Errorf("status %s", res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if res.Status == 200 {
+					accepted++
+				}
+			}()
+		}
+		wg.Wait()
+		windows := int(time.Since(start)/time.Second) + 2
+		if accepted < 2 || accepted > 2*windows {
+			t.Fatalf("two instances accepted %d signals over at most %d windows at 2 per second", accepted, windows)
+		}
+	})
+}
+
+// TestLeaseTakeover: when the instance holding the processing lease stops,
+// or dies and its lease expires, another instance takes over.
+func TestLeaseTakeover(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		var token string
+		t.Run("first instance", func(t *testing.T) {
+			a := servertest.Start(t, db, fastRate)
+			_, token = endpoint(t, a, "alerts")
+			signal(t, a, "alerts", token, nil).Want(t, 200)
+			allProcessed(t, a)
+		}) // a has stopped and released the lease
+		b := servertest.Start(t, db, fastRate)
+		start := time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("the second instance took %v to take over from a stopped one", took)
+		}
+
+		// A holder that died keeps the lease until it expires.
+		until := time.Now().Add(1500 * time.Millisecond)
+		if _, err := b.Store.DB().Exec(`UPDATE signal_processing_lease SET holder = 'dead', expires_at = $1`, until.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		signal(t, b, "alerts", token, nil).Want(t, 200)
+		allProcessed(t, b)
+		if took := time.Since(start); took < time.Second {
+			t.Fatalf("processed after %v while another instance held the lease", took)
 		}
 	})
 }

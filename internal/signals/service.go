@@ -33,8 +33,8 @@ type Hooks struct {
 	// the server's on/off operation (one transaction with its events, as
 	// actor holding root role role), returning a domain error when it cannot.
 	SetFeatureEnabled func(ctx context.Context, actor store.Actor, role, project, feature, environment string, enabled bool) error
-	// FeaturesByTag lists a project's flags carrying a tag ("type:value").
-	// Nil when tags are not available; the _BY_TAG actions then fail.
+	// FeaturesByTag lists a project's flags carrying a tag. Nil when tags
+	// are not available; the _BY_TAG actions then fail with that reason.
 	FeaturesByTag func(ctx context.Context, project, tagType, tagValue string) ([]string, error)
 }
 

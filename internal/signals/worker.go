@@ -71,8 +71,15 @@ func (s *Service) processPending(ctx context.Context) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := s.process(ctx, sg); err != nil {
+		err = s.process(ctx, sg)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
 			s.log.Warn("signal not processed", "signal", sg.ID, "err", err)
+		}
+		if err := q.MarkSignalProcessed(sg.ID); err != nil {
+			return err
 		}
 	}
 }

@@ -270,3 +270,15 @@ func (q Q) ActionSetEvents(setID int64, limit, offset int) ([]ActionSetEvent, er
 	}
 	return out, q.s.translate(rows.Err())
 }
+
+// FeatureNamesByTag lists the names of a project's flags (not archived)
+// that carry a tag, by name; the by-tag actions switch them.
+func (q Q) FeatureNamesByTag(project, tagType, tagValue string) ([]string, error) {
+	rows, err := q.query(`SELECT f.name FROM features f JOIN feature_tags t ON t.feature_name = f.name
+		WHERE f.project_id = $1 AND f.archived_at IS NULL AND t.tag_type = $2 AND t.tag_value = $3 ORDER BY f.name`,
+		project, tagType, tagValue)
+	if err != nil {
+		return nil, err
+	}
+	return collectStrings(q, rows)
+}

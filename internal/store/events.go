@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,42 +43,73 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 	if f.Feature != "" {
 		conds = append(conds, "e.feature_name = "+arg(f.Feature))
 	}
-	from, order := "events e", "e.id DESC"
-	if f.Query != "" {
-		needle := strings.ToLower(f.Query)
-		switch {
-		case q.s.dialect.Name == "sqlite" && utf8.RuneCountInString(needle) >= 3:
-			// The trigram index yields matching ids newest first.
-			from, order = "events_fts f JOIN events e ON e.id = f.rowid", "f.rowid DESC"
-			conds = append(conds, "events_fts MATCH "+arg(`"`+strings.ReplaceAll(needle, `"`, `""`)+`"`))
-		default:
-			conds = append(conds, eventSearchText+" LIKE "+arg("%"+escapeLike(needle)+"%")+" ESCAPE '\\'")
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if f.Query == "" {
+		out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
+		return out, total, err
+	}
+	needle := strings.ToLower(f.Query)
+	// A free-text match may be common or rare. First scan the newest
+	// events in a small window (without the text index): a common
+	// term's newest matches are there. Otherwise ask the text index.
+	latest, err := q.s.LatestEventID(q.ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	likeArgs := append(slices.Clone(args), "%"+escapeLike(needle)+"%")
+	scan := "(' ' || " + eventSearchText + ") LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
+	for _, span := range []int64{2000} {
+		lower := latest - span
+		windowConds := append(slices.Clone(conds), scan)
+		if lower > 0 {
+			windowConds = append(windowConds, "e.id > "+strconv.FormatInt(lower, 10))
 		}
+		out, err := q.selectEvents("events e", windowConds, "e.id DESC", likeArgs, limit, f.Offset)
+		if err != nil || lower <= 0 || len(out) == limit {
+			return out, total, err
+		}
+	}
+	if q.s.dialect.Name == "sqlite" && utf8.RuneCountInString(needle) >= 3 {
+		// The trigram index yields matching ids newest first.
+		ftsArgs := append(slices.Clone(args), `"`+strings.ReplaceAll(needle, `"`, `""`)+`"`)
+		ftsConds := append(slices.Clone(conds), "events_fts MATCH $"+strconv.Itoa(len(ftsArgs)))
+		out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", ftsConds, "f.rowid DESC", ftsArgs, limit, f.Offset)
+		return out, total, err
+	}
+	indexed := eventSearchText + " LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
+	out, err := q.selectEvents("events e", append(slices.Clone(conds), indexed), "e.id DESC", likeArgs, limit, f.Offset)
+	return out, total, err
+}
+
+func (q Q) selectEvents(from string, conds []string, order string, args []any, limit, offset int) ([]Event, error) {
+	args = slices.Clone(args)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
 	where := ""
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 100
-	}
 	query := `SELECT e.id, e.type, e.created_by, e.created_by_user_id, e.created_at, e.data, e.pre_data, e.tags, e.feature_name, e.project, e.environment
-		FROM ` + from + where + ` ORDER BY ` + order + ` LIMIT ` + arg(limit) + ` OFFSET ` + arg(max(f.Offset, 0))
+		FROM ` + from + where + ` ORDER BY ` + order + ` LIMIT ` + arg(limit) + ` OFFSET ` + arg(max(offset, 0))
 	rows, err := q.query(query, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer rows.Close()
 	out := []Event{}
 	for rows.Next() {
 		ev, err := scanEvent(rows)
 		if err != nil {
-			return nil, 0, q.s.translate(err)
+			return nil, q.s.translate(err)
 		}
 		out = append(out, ev)
 	}
-	return out, total, q.s.translate(rows.Err())
+	return out, q.s.translate(rows.Err())
 }
 
 // eventSearchText is the text the free-text query matches; on PostgreSQL

@@ -388,10 +388,41 @@ func (q Q) ClaimNextSignal(holder string) (sg Signal, ok bool, err error) {
 	return sg, true, nil
 }
 
+// MarkSignalProcessed records that a claimed signal's action sets have run.
+func (q Q) MarkSignalProcessed(id int64) error {
+	_, err := q.exec(`UPDATE signals SET processed_at = $2 WHERE id = $1`, id, q.now())
+	return err
+}
+
+// CountUnprocessedSignals counts signals whose processing has not finished.
+func (q Q) CountUnprocessedSignals() (int, error) {
+	var n int
+	err := q.row([]any{&n}, `SELECT COUNT(*) FROM signals WHERE processed_at IS NULL`)
+	return n, err
+}
+
 // SignalClaimedBy returns the instance that claimed a signal (nil while
 // unclaimed), for diagnostics.
 func (q Q) SignalClaimedBy(id int64) (*string, error) {
 	var by sql.NullString
 	err := q.row([]any{&by}, `SELECT claimed_by FROM signals WHERE id = $1`, id)
 	return strPtr(by), err
+}
+
+// Advisory lock keys for LockForLimit.
+const (
+	LimitKeySignalEndpoints int64 = 4_242_200 + iota
+	LimitKeySignalTokens
+	LimitKeyActionSets
+)
+
+// LockForLimit serializes, until this transaction ends, the creations that
+// count against one limit, so concurrent creations on PostgreSQL cannot
+// overshoot it. SQLite transactions are serialized already.
+func (tx *Tx) LockForLimit(key int64) error {
+	if tx.s.dialect.Name != "postgres" {
+		return nil
+	}
+	_, err := tx.q.ExecContext(tx.ctx, `SELECT pg_advisory_xact_lock($1)`, key)
+	return tx.s.translate(err)
 }

@@ -41,10 +41,11 @@ func (q Q) PotentiallyStaleChanges(now time.Time) ([]StaleCandidate, error) {
 	return out, q.s.translate(rows.Err())
 }
 
-// SetPotentiallyStale stores a flag's potentially-stale mark.
-func (q Q) SetPotentiallyStale(name string, value bool) error {
-	_, err := q.exec(`UPDATE features SET potentially_stale = $2 WHERE name = $1`, name, value)
-	return err
+// SetPotentiallyStale stores a flag's potentially-stale mark and reports
+// whether it changed (another instance may have stored it first).
+func (q Q) SetPotentiallyStale(name string, value bool) (bool, error) {
+	n, err := q.exec(`UPDATE features SET potentially_stale = $2 WHERE name = $1 AND potentially_stale <> $2`, name, value)
+	return n > 0, err
 }
 
 // SetStale stores a flag's stale mark and reports whether it changed. A

@@ -93,7 +93,13 @@ type Store struct {
 	now func() time.Time
 	// revision is the highest event id this process has seen committed.
 	revision atomic.Int64
+	// credentialRevision counts committed changes to tokens and users.
+	credentialRevision atomic.Int64
 }
+
+// CredentialRevision changes whenever this process commits a change to API
+// tokens, users or their tokens; caches of credentials key on it.
+func (s *Store) CredentialRevision() int64 { return s.credentialRevision.Load() }
 
 // IsPostgresURL reports whether u selects PostgreSQL.
 func IsPostgresURL(u string) bool {

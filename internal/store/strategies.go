@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"sort"
 	"strings"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -72,7 +71,9 @@ func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
 	if len(out) == 0 {
 		return []Strategy{}, nil
 	}
-	segs, err := q.query(`SELECT strategy_id, segment_id FROM feature_strategy_segments ORDER BY segment_id`)
+	segs, err := q.query(`SELECT fss.strategy_id, fss.segment_id FROM feature_strategy_segments fss
+		JOIN feature_strategies fs ON fs.id = fss.strategy_id WHERE `+strings.ReplaceAll(cond, "feature_name", "fs.feature_name")+
+		` ORDER BY fss.segment_id`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +215,3 @@ func SortedIDs(sts []Strategy) []string {
 	}
 	return ids
 }
-
-var _ = sort.Strings
-var _ = strings.TrimSpace

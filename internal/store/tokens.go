@@ -111,6 +111,16 @@ func (q Q) InsertAPIToken(t APIToken, secret string) error {
 	return err
 }
 
+// SetAPITokenExpiry changes when a token expires (nil: never).
+func (q Q) SetAPITokenExpiry(hash string, expiresAt *time.Time) error {
+	var expires any
+	if expiresAt != nil {
+		expires = Millis(*expiresAt)
+	}
+	_, err := q.exec(`UPDATE api_tokens SET expires_at = $2 WHERE secret_hash = $1`, hash, expires)
+	return err
+}
+
 // DeleteAPIToken removes a token by the hash of its secret and reports whether it existed.
 func (q Q) DeleteAPIToken(hash string) (bool, error) {
 	n, err := q.exec(`DELETE FROM api_tokens WHERE secret_hash = $1`, hash)

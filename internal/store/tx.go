@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -71,6 +72,8 @@ type Tx struct {
 	events  int
 	maxID   int64
 	at      int64
+	// credentialsChanged is set by events about tokens and users.
+	credentialsChanged bool
 }
 
 // ErrChangeWithoutEvent is returned (and the transaction rolled back) when a
@@ -96,8 +99,14 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 		return s.translate(err)
 	}
 	s.observeRevision(tx.maxID)
+	if tx.credentialsChanged {
+		s.credentialRevision.Add(1)
+	}
 	return nil
 }
+
+// credentialEventPrefixes are the event types that change who may log in.
+var credentialEventPrefixes = []string{"api-token-", "user-", "pat-", "service-account-"}
 
 func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	defer func() {
@@ -190,6 +199,11 @@ func (tx *Tx) Event(ev NewEvent) error {
 	}
 	tx.events++
 	tx.maxID = max(tx.maxID, id)
+	for _, p := range credentialEventPrefixes {
+		if strings.HasPrefix(ev.Type, p) {
+			tx.credentialsChanged = true
+		}
+	}
 	return nil
 }
 

@@ -206,6 +206,7 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 // testWriter sends server logs to the test log.
 type testWriter struct{ t testing.TB }
 
+// Write logs one line to the test.
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil

@@ -27,7 +27,8 @@ CREATE TABLE signals (
     payload     TEXT    NOT NULL,
     created_at  BIGINT  NOT NULL,
     claimed_by  TEXT,
-    claimed_at  BIGINT
+    claimed_at  BIGINT,
+    processed_at BIGINT
 );
 CREATE INDEX signals_source ON signals (source_id, id);
 CREATE INDEX signals_unclaimed ON signals (claimed_by, id);

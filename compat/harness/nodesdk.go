@@ -1,0 +1,191 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// NodeSDK is the Node SDK (npm unleash-client 6.12.1) run by
+// test/node/compat/node-sdk-driver.js and driven over its stdin/stdout.
+type NodeSDK struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	logPath string
+
+	mu      sync.Mutex
+	nextID  int
+	pending map[int]chan driverAnswer
+	events  []string
+	ready   chan struct{}
+	exited  chan struct{}
+}
+
+type driverAnswer struct {
+	ID      int          `json:"id"`
+	Event   string       `json:"event"`
+	Message string       `json:"message"`
+	Error   string       `json:"error"`
+	Results []Evaluation `json:"results"`
+}
+
+// nodeSDKTimeout bounds one command to the driver and its readiness.
+const nodeSDKTimeout = 20 * time.Second
+
+// StartNodeSDK starts the Node SDK against an endpoint (an upstream's client
+// API or a proxy's) and waits for its ready event.
+func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	script := filepath.Join(NodeScripts(), "node-sdk-driver.js")
+	s := &NodeSDK{logPath: filepath.Join(t.TempDir(), "node-sdk.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(node, script)
+	s.cmd.Env = append(os.Environ(), EnvList(map[string]string{
+		"NODE_PATH":         NodeModules(t),
+		"UNLEASH_URL":       at.URL,
+		"UNLEASH_API_TOKEN": at.Token,
+		"APP_NAME":          appName,
+		"INSTANCE_ID":       appName + "-1",
+	})...)
+	s.cmd.Stderr = logFile
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start the Node SDK driver: %v", err)
+	}
+	go s.read(stdout, logFile)
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			data, _ := os.ReadFile(s.logPath)
+			t.Logf("--- Node SDK driver output:\n%s", data)
+		}
+	})
+	select {
+	case <-s.ready:
+	case <-s.exited:
+		t.Fatalf("the Node SDK driver exited before ready; events: %v", s.Events())
+	case <-time.After(nodeSDKTimeout):
+		t.Fatalf("the Node SDK was not ready within %s; events: %v", nodeSDKTimeout, s.Events())
+	}
+	return s
+}
+
+// read dispatches the driver's lines: answers to their command, events to
+// the event list (and the log).
+func (s *NodeSDK) read(stdout io.Reader, log *os.File) {
+	defer close(s.exited)
+	defer log.Close()
+	scanner := bufio.NewScanner(stdout)
+	scanner.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	readyClosed := false
+	for scanner.Scan() {
+		line := scanner.Text()
+		fmt.Fprintln(log, line)
+		var msg driverAnswer
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if msg.Event != "" {
+			s.events = append(s.events, strings.TrimSpace(msg.Event+" "+msg.Message))
+			if msg.Event == "ready" && !readyClosed {
+				close(s.ready)
+				readyClosed = true
+			}
+		} else if ch, ok := s.pending[msg.ID]; ok {
+			delete(s.pending, msg.ID)
+			ch <- msg
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Events lists the SDK events seen so far ("ready", "sent", "error …").
+func (s *NodeSDK) Events() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.events...)
+}
+
+// HasEvent reports whether the SDK emitted the event.
+func (s *NodeSDK) HasEvent(name string) bool {
+	for _, e := range s.Events() {
+		if e == name || strings.HasPrefix(e, name+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	ch := make(chan driverAnswer, 1)
+	s.pending[id] = ch
+	s.mu.Unlock()
+	data, err := json.Marshal(map[string]any{"id": id, "op": op, "checks": checks})
+	if err != nil {
+		return driverAnswer{}, err
+	}
+	if _, err := s.stdin.Write(append(data, '\n')); err != nil {
+		return driverAnswer{}, fmt.Errorf("write to the Node SDK driver: %w", err)
+	}
+	select {
+	case ans := <-ch:
+		if ans.Error != "" {
+			return ans, fmt.Errorf("Node SDK driver: %s", ans.Error)
+		}
+		return ans, nil
+	case <-s.exited:
+		return driverAnswer{}, fmt.Errorf("the Node SDK driver exited; events: %v", s.Events())
+	case <-time.After(nodeSDKTimeout):
+		return driverAnswer{}, fmt.Errorf("the Node SDK driver did not answer %s within %s", op, nodeSDKTimeout)
+	}
+}
+
+// Evaluate implements SDK.
+func (s *NodeSDK) Evaluate(checks []Check) ([]Evaluation, error) {
+	ans, err := s.call("evaluate", checks)
+	return ans.Results, err
+}
+
+// Stop flushes the SDK's metrics and ends the driver (killing it if it does
+// not end in time). It is safe to call more than once.
+func (s *NodeSDK) Stop() {
+	select {
+	case <-s.exited:
+	default:
+		_, _ = s.call("stop", nil)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(stopGrace):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+	_ = s.cmd.Wait()
+}
