@@ -741,3 +741,14 @@ func TestCompileCopiesPayload(t *testing.T) {
 		t.Errorf("before %+v, after changing the payload %+v", before, after)
 	}
 }
+
+func TestConstraintJSONAlwaysHasValues(t *testing.T) {
+	b, err := json.Marshal(engine.Constraint{ContextName: "userId", Operator: "IN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"contextName":"userId","operator":"IN","values":[],"caseInsensitive":false,"inverted":false}`
+	if string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
+	}
+}

@@ -68,13 +68,26 @@ type Strategy struct {
 
 // Constraint restricts a strategy (or segment) to contexts whose field
 // satisfies the operator.
+//
+// It always encodes "values" (an empty list rather than nothing), because
+// SDKs such as the Node SDK fail on an IN or NOT_IN constraint without it,
+// and the two booleans, as the Unleash server does.
 type Constraint struct {
 	ContextName     string   `json:"contextName"`
 	Operator        string   `json:"operator"`
-	Values          []string `json:"values,omitempty"`
+	Values          []string `json:"values"`
 	Value           string   `json:"value,omitempty"`
-	CaseInsensitive bool     `json:"caseInsensitive,omitempty"`
-	Inverted        bool     `json:"inverted,omitempty"`
+	CaseInsensitive bool     `json:"caseInsensitive"`
+	Inverted        bool     `json:"inverted"`
+}
+
+// MarshalJSON encodes a nil Values as an empty list.
+func (c Constraint) MarshalJSON() ([]byte, error) {
+	type plain Constraint
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return json.Marshal(plain(c))
 }
 
 // Variant is a feature-environment variant or a strategy variant.
