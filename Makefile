@@ -58,10 +58,12 @@ fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 bench: ## Benchmark the engine against the official Go SDK, side by side
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
 	$(GO) test -run='^$$' -bench=. -benchtime=2s -count=1 ./internal/signals
+	$(GO) test -run='^$$' -bench=. -benchtime=2s ./internal/server/
 
 .PHONY: bench-server
-bench-server: ## Benchmark the flag server: flag toggles with their events, SQLite and PostgreSQL (TEST_POSTGRES_URL)
-	cd bench/server && $(GO) test -run='^$$' -bench=. -benchtime=3000x -count=1 ./...
+bench-server: ## Benchmark the flag server: toggles with their events, events search over 1M events (SQLite, PostgreSQL)
+	cd bench/server && $(GO) test -run='^$$' -bench='^BenchmarkToggle$$' -benchtime=2000x -count=1 -timeout 30m ./...
+	cd bench/server && $(GO) test -run='^$$' -bench='^BenchmarkEventSearch$$' -benchtime=200x -count=1 -timeout 40m ./...
 
 .PHONY: bench-load
 bench-load: ## Load-benchmark the proxy against a replay baseline on loopback (LOADFLAGS="-duration 4s")

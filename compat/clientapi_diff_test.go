@@ -95,6 +95,8 @@ func scenarioPayload(t *testing.T, up *harness.Upstream, spec string) map[string
 //     leaves the key out.
 //   - query.inlineSegmentConstraints false: Unleash sends it, Bunting leaves
 //     it out.
+//   - A constraint's inverted and caseInsensitive: Bunting always sends
+//     them, Unleash only when the admin call set them.
 func knownDifferences(payload map[string]any) {
 	for _, f := range payload["features"].([]any) {
 		strategies, _ := f.(map[string]any)["strategies"].([]any)
@@ -103,11 +105,29 @@ func knownDifferences(payload map[string]any) {
 			if _, ok := strategy["variants"]; !ok {
 				strategy["variants"] = []any{}
 			}
+			constraintDefaults(strategy["constraints"])
 		}
+	}
+	segments, _ := payload["segments"].([]any)
+	for _, s := range segments {
+		constraintDefaults(s.(map[string]any)["constraints"])
 	}
 	if query, ok := payload["query"].(map[string]any); ok {
 		if _, ok := query["inlineSegmentConstraints"]; !ok {
 			query["inlineSegmentConstraints"] = false
+		}
+	}
+}
+
+// constraintDefaults fills in the constraint booleans that default to false.
+func constraintDefaults(constraints any) {
+	list, _ := constraints.([]any)
+	for _, c := range list {
+		constraint := c.(map[string]any)
+		for _, key := range []string{"inverted", "caseInsensitive"} {
+			if _, ok := constraint[key]; !ok {
+				constraint[key] = false
+			}
 		}
 	}
 }

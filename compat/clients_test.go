@@ -46,7 +46,11 @@ func direct(appName string) sdkRun {
 	return sdkRun{AppName: appName, MetricsApp: appName, Registers: true}
 }
 
-// throughProxy describes an SDK reading from a proxy's /proxy/client API.
+// throughProxy describes an SDK reading from a proxy: a server-side SDK on
+// its /proxy/client API, or the browser SDK on /proxy. The proxy reports the
+// SDK's metrics upstream under its own appName. (A proxy that counts its
+// own evaluations, as Bunting's does, also counts the browser SDK's
+// fetches, so for the browser SDK this check cannot tell the two apart.)
 func throughProxy(appName string, proxy *harness.Proxy) sdkRun {
 	return sdkRun{AppName: appName, MetricsApp: proxy.AppName}
 }

@@ -59,6 +59,10 @@ func TestWithUnleashServer(t *testing.T) {
 			sdk := startGoSDK(t, proxy.SDKEndpoint(), "go-sdk-via-bunting-proxy")
 			checkSDK(t, up, sdk, throughProxy("go-sdk-via-bunting-proxy", proxy))
 		})
+		t.Run("serves the browser SDK", func(t *testing.T) {
+			sdk := harness.StartBrowserSDK(t, proxy, "browser-sdk-via-bunting-proxy")
+			checkSDK(t, up, sdk, throughProxy("browser-sdk-via-bunting-proxy", proxy))
+		})
 	})
 
 	t.Run("Bunting proxy with upstream filters", func(t *testing.T) {
@@ -89,7 +93,12 @@ func TestWithUnleashServer(t *testing.T) {
 	// itself, prove that they pass with the real programs;
 	// TestRealClientsWithBuntingServer runs them against Bunting's server.
 	t.Run("Node proxy (reference run)", func(t *testing.T) {
-		checkProxy(t, up, harness.StartNodeProxy(t, up, "node-proxy-on-unleash"))
+		proxy := harness.StartNodeProxy(t, up, "node-proxy-on-unleash")
+		checkProxy(t, up, proxy)
+		t.Run("serves the browser SDK", func(t *testing.T) {
+			sdk := harness.StartBrowserSDK(t, proxy, "browser-sdk-via-node-proxy")
+			checkSDK(t, up, sdk, throughProxy("browser-sdk-via-node-proxy", proxy))
+		})
 	})
 	t.Run("Node SDK (reference run)", func(t *testing.T) {
 		sdk := harness.StartNodeSDK(t, up.ClientEndpoint(), "node-sdk-on-unleash")

@@ -28,7 +28,9 @@ type Process struct {
 
 // StartProcess runs argv[0] with the current environment plus env, in dir
 // (empty: the current directory), and registers its stop with t.Cleanup. On a
-// failed test the tail of its log is printed.
+// failed test the tail of its log is printed. Should the test binary die
+// without cleaning up (a -timeout panic), the kernel kills the child
+// (Pdeathsig).
 func StartProcess(t testing.TB, name, dir string, env map[string]string, argv ...string) *Process {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
@@ -40,7 +42,7 @@ func StartProcess(t testing.TB, name, dir string, env map[string]string, argv ..
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), EnvList(env)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("%s: start %v: %v", name, argv, err)

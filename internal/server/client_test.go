@@ -181,6 +181,18 @@ func TestClientMetricsAndRegister(t *testing.T) {
 			t.Fatal("application-created not logged once")
 		}
 		h.Do(t, "GET", "/api/admin/client-metrics/features/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
+		var apps struct {
+			Applications []struct {
+				AppName, InstanceID, Environment string
+				Strategies                       []string
+				Interval                         int
+			}
+		}
+		h.Do(t, "GET", "/api/admin/metrics/applications", h.AdminToken, nil).Want(t, 200).JSON(t, &apps)
+		if len(apps.Applications) != 1 || apps.Applications[0].InstanceID != "i1" || apps.Applications[0].Interval != 1000 ||
+			apps.Applications[0].Environment != "development" || len(apps.Applications[0].Strategies) != 1 {
+			t.Fatalf("applications: %+v", apps)
+		}
 	})
 }
 

@@ -45,6 +45,11 @@
 // tags, for the client API's ?tag= filter) are nil until the extras part,
 // which owns tags, sets them in the store package.
 //
+// Code inside the process that changes flags on someone's behalf (signal
+// actions) uses Server.SetFeatureEnabled with a Principal (for a service
+// account: Kind KindUser, RootRole from the account), which checks the
+// permission and writes the events like the HTTP routes do.
+//
 // # Migrations
 //
 // internal/store/migrations/{sqlite,postgres} hold goose SQL files, one

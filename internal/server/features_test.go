@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/server"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
@@ -313,6 +317,55 @@ func TestBulkToggle(t *testing.T) {
 		h.Do(t, "POST", bulk+"/off", h.AdminToken, map[string]any{"features": []string{"b1", "b2"}}).Want(t, 200)
 		if n := len(eventsOf(t, h, "feature-environment-disabled", "b2")); n != 1 {
 			t.Fatalf("%d disabled events", n)
+		}
+	})
+}
+
+func TestSetFeatureEnabledChecksPermission(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "k1")
+		viewer := &server.Principal{Kind: server.KindUser, Name: "svc-viewer", RootRole: server.RoleViewer}
+		err := h.Server.SetFeatureEnabled(context.Background(), viewer, "default", "k1", "production", true)
+		if !apierr.IsKind(err, apierr.KindForbidden) {
+			t.Fatalf("viewer: %v", err)
+		}
+		id := int64(7)
+		editor := &server.Principal{Kind: server.KindUser, Name: "svc-editor", UserID: &id, RootRole: server.RoleEditor}
+		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "k1", "production", true); err != nil {
+			t.Fatal(err)
+		}
+		ev := eventsOf(t, h, "feature-environment-enabled", "k1")
+		if len(ev) != 1 || ev[0]["createdBy"] != "svc-editor" || ev[0]["createdByUserId"] != float64(7) {
+			t.Fatalf("events: %v", ev)
+		}
+		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "nope", "production", false); !apierr.IsKind(err, apierr.KindNotFound) {
+			t.Fatalf("unknown flag: %v", err)
+		}
+	})
+}
+
+func TestCloneFeature(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "src")
+		h.Do(t, "POST", envPath("src", "development")+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout", "parameters": map[string]any{"rollout": "20"}}).Want(t, 200)
+		h.Do(t, "PUT", envPath("src", "production")+"/variants", h.AdminToken, []any{map[string]any{"name": "v", "weight": 1000}}).Want(t, 200)
+		h.Do(t, "POST", envPath("src", "development")+"/on", h.AdminToken, nil).Want(t, 200)
+		clone := h.Do(t, "POST", featurePath("src")+"/clone", h.AdminToken, map[string]any{"name": "copy"}).Want(t, 201).Map(t)
+		dev := envOf(t, clone, "development")
+		st := dev["strategies"].([]any)
+		if dev["enabled"] != false || len(st) != 1 || st[0].(map[string]any)["parameters"].(map[string]any)["groupId"] != "copy" ||
+			st[0].(map[string]any)["parameters"].(map[string]any)["rollout"] != "20" || len(envOf(t, clone, "production")["variants"].([]any)) != 1 {
+			t.Fatalf("clone: %v", clone)
+		}
+		h.Do(t, "POST", featurePath("src")+"/clone", h.AdminToken, map[string]any{"name": "copy"}).WantError(t, 409, "NameExistsError")
+		h.Do(t, "POST", featurePath("nope")+"/clone", h.AdminToken, map[string]any{"name": "x"}).WantError(t, 404, "NotFoundError")
+		if len(eventsOf(t, h, "feature-created", "copy")) != 1 || len(eventsOf(t, h, "feature-strategy-add", "copy")) != 1 {
+			t.Fatal("clone events missing")
+		}
+		h.Do(t, "DELETE", featurePath("copy"), h.AdminToken, nil).Want(t, 202)
+		archived := h.Do(t, "GET", "/api/admin/archive/features", h.AdminToken, nil).Want(t, 200).Map(t)
+		if fs := archived["features"].([]any); len(fs) != 1 || fs[0].(map[string]any)["name"] != "copy" {
+			t.Fatalf("archived: %v", archived)
 		}
 	})
 }

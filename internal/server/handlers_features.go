@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
@@ -35,6 +37,7 @@ type featureView struct {
 	Environments []featureEnvView   `json:"environments"`
 	Variants     []engine.Variant   `json:"variants"`
 	Strategies   []store.Strategy   `json:"strategies"`
+	Tags         []any              `json:"tags"`
 	Children     []string           `json:"children"`
 	Dependencies []store.Dependency `json:"dependencies"`
 }
@@ -345,4 +348,93 @@ func (s *Server) patchFeature(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.applyFeatureUpdate(w, r, body)
+}
+
+// cloneFeatureBody is the body of POST …/features/{featureName}/clone.
+type cloneFeatureBody struct {
+	Name           string `json:"name"`
+	ReplaceGroupID *bool  `json:"replaceGroupId"`
+}
+
+// cloneFeature copies a flag's metadata, strategies and variants into a
+// new flag of the same project; the copy starts switched off everywhere.
+func (s *Server) cloneFeature(w http.ResponseWriter, r *http.Request) error {
+	var body cloneFeatureBody
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if err := validateName("name", body.Name); err != nil {
+		return err
+	}
+	replaceGroup := body.ReplaceGroupID == nil || *body.ReplaceGroupID
+	project, source, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		src, err := tx.FeatureInProject(project, source)
+		if err != nil {
+			return err
+		}
+		creator := p.Name
+		clone := store.Feature{Name: body.Name, Project: project, Type: src.Type, Description: src.Description,
+			ImpressionData: src.ImpressionData, CreatedAt: tx.Now(), CreatedBy: &creator}
+		if err := tx.InsertFeature(clone); err != nil {
+			return err
+		}
+		if err := tx.Event(store.NewEvent{Type: "feature-created", Actor: p.Actor(), FeatureName: clone.Name, Project: project, Data: featureEventData(clone)}); err != nil {
+			return err
+		}
+		return copyFeatureConfiguration(tx, p, src.Name, clone.Name, project, replaceGroup)
+	})
+	if err != nil {
+		return err
+	}
+	return s.respondFeature(w, r, http.StatusCreated, body.Name)
+}
+
+func copyFeatureConfiguration(tx *store.Tx, p *Principal, from, to, project string, replaceGroup bool) error {
+	strategies, err := tx.FeatureStrategies(from)
+	if err != nil {
+		return err
+	}
+	for _, st := range strategies {
+		st.ID, st.FeatureName, st.CreatedAt = uuid.NewString(), to, tx.Now()
+		params := map[string]string{}
+		for k, v := range st.Parameters {
+			params[k] = v
+		}
+		if replaceGroup && params["groupId"] == from {
+			params["groupId"] = to
+		}
+		st.Parameters = params
+		if err := tx.InsertStrategy(st); err != nil {
+			return err
+		}
+		if err := tx.Event(store.NewEvent{Type: "feature-strategy-add", Actor: p.Actor(), FeatureName: to, Project: project, Environment: st.Environment, Data: st}); err != nil {
+			return err
+		}
+	}
+	envs, err := tx.FeatureEnvironments(from)
+	if err != nil {
+		return err
+	}
+	for _, fe := range envs {
+		if len(fe.Variants) == 0 {
+			continue
+		}
+		if err := tx.SetFeatureEnvironmentVariants(to, fe.Environment, fe.Variants); err != nil {
+			return err
+		}
+		if err := tx.Event(store.NewEvent{Type: "feature-environment-variants-updated", Actor: p.Actor(), FeatureName: to, Project: project,
+			Environment: fe.Environment, Data: map[string]any{"variants": fe.Variants}, PreData: map[string]any{"variants": []any{}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) listAllArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
+	features, err := s.store.Q(r.Context()).Features("", true)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 2, "features": features})
 }

@@ -182,3 +182,11 @@ func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "maturity": "stable", "featureName": name,
 		"lastSeenAt": f.LastSeenAt, "environments": lastSeen, "data": rows})
 }
+
+func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
+	apps, err := s.store.Q(r.Context()).Applications()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"applications": apps})
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -77,6 +78,19 @@ func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabl
 		return err
 	}
 	return s.respondFeature(w, r, http.StatusOK, name)
+}
+
+// SetFeatureEnabled turns a flag on or off in an environment on behalf of
+// p, checking p's permission first, and writes the events. It is the seam
+// for callers inside the process (for example signal actions run as a
+// service account).
+func (s *Server) SetFeatureEnabled(ctx context.Context, p *Principal, project, feature, env string, enabled bool) error {
+	if !p.Can(PermUpdateFeatureEnvironment, project, env) {
+		return forbidden(PermUpdateFeatureEnvironment, env)
+	}
+	return s.store.Tx(ctx, func(tx *store.Tx) error {
+		return toggleInTx(tx, p, project, feature, env, enabled, false)
+	})
 }
 
 // toggleInTx switches one flag in one environment, with its events.

@@ -74,6 +74,16 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("unresolved $ref %s", ref)
 		}
 	}
+	ids := map[string]string{}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			id, _ := op["operationId"].(string)
+			if id == "" || ids[id] != "" {
+				t.Errorf("%s %s: operationId %q missing or shared with %s", method, path, id, ids[id])
+			}
+			ids[id] = method + " " + path
+		}
+	}
 	for path, item := range doc.Paths {
 		if strings.Contains(path, "/environments/{environment}/") || strings.HasSuffix(path, "/parents") {
 			continue // the core part's routes

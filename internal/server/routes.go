@@ -48,6 +48,8 @@ func (s *Server) routes() http.Handler {
 	r.admin("PUT "+F, PermUpdateFeature, s.updateFeature, withJSON)
 	r.admin("PATCH "+F, PermUpdateFeature, s.patchFeature, withJSON)
 	r.admin("DELETE "+F, PermDeleteFeature, s.archiveFeature)
+	r.admin("POST "+F+"/clone", PermCreateFeature, s.cloneFeature, withJSON)
+	r.admin("GET /api/admin/archive/features", "", s.listAllArchivedFeatures)
 	r.admin("POST /api/admin/archive/revive/{featureName}", PermUpdateFeature, s.reviveFeature)
 	r.admin("DELETE /api/admin/archive/{featureName}", PermDeleteFeature, s.deleteFeature)
 
@@ -89,6 +91,7 @@ func (s *Server) routes() http.Handler {
 	// Usage reported by SDKs, read back.
 	r.admin("GET /api/admin/client-metrics/features/{featureName}", "", s.featureUsage)
 	r.admin("GET /api/admin/client-metrics/features/{featureName}/raw", "", s.featureUsage)
+	r.admin("GET /api/admin/metrics/applications", "", s.listApplications)
 
 	// Client API: client tokens only.
 	r.client("GET /api/client/features", s.clientFeatures)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"encoding/json"
 	"time"
 )
@@ -141,4 +142,46 @@ func (q Q) FeatureUsage(feature string, since time.Time) ([]UsageRow, error) {
 		}
 	}
 	return out, q.s.translate(vrows.Err())
+}
+
+// ApplicationInstance is a registered SDK instance as read back.
+type ApplicationInstance struct {
+	AppName     string     `json:"appName"`
+	InstanceID  string     `json:"instanceId"`
+	Environment string     `json:"environment"`
+	SDKVersion  *string    `json:"sdkVersion"`
+	Strategies  []string   `json:"strategies"`
+	Interval    int64      `json:"interval"`
+	StartedAt   *time.Time `json:"started"`
+	LastSeen    time.Time  `json:"lastSeen"`
+}
+
+// Applications lists the registered SDK instances by app and instance.
+func (q Q) Applications() ([]ApplicationInstance, error) {
+	rows, err := q.query(`SELECT app_name, instance_id, environment, sdk_version, strategies, interval_ms, started_at, last_seen
+		FROM client_applications ORDER BY app_name, instance_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []ApplicationInstance{}
+	for rows.Next() {
+		var (
+			a          ApplicationInstance
+			sdk        sql.NullString
+			strategies string
+			started    sql.NullInt64
+			lastSeen   int64
+		)
+		if err := rows.Scan(&a.AppName, &a.InstanceID, &a.Environment, &sdk, &strategies, &a.Interval, &started, &lastSeen); err != nil {
+			return nil, q.s.translate(err)
+		}
+		a.SDKVersion, a.StartedAt, a.LastSeen = strPtr(sdk), timePtr(started), FromMillis(lastSeen)
+		a.Strategies = []string{}
+		if err := decodeJSON(strategies, &a.Strategies); err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, a)
+	}
+	return out, q.s.translate(rows.Err())
 }

@@ -157,6 +157,10 @@ func schemeOf(u string) string {
 	return ""
 }
 
+// sqliteURIPath escapes the characters that end the path of an SQLite URI
+// filename, so a file named "a#1" or "b?c" is opened where it is.
+var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
 func openSQLite(path string) (*sql.DB, error) {
 	if path == "" {
 		path = filepath.Join("data", "bunting.db")
@@ -166,7 +170,7 @@ func openSQLite(path string) (*sql.DB, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	dsn := "file:" + sqliteURIPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

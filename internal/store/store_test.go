@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -162,4 +164,17 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 			t.Fatalf("projects after concurrent migration: %v %v", projects, err)
 		}
 	}(t, servertest.NewPostgres(t))
+}
+
+func TestSQLiteFileNameWithURICharacters(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "odd #1?x%y.db")
+	st, err := store.Open(context.Background(), store.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at %q: %v", path, err)
+	}
 }

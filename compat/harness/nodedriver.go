@@ -15,9 +15,11 @@ import (
 	"time"
 )
 
-// NodeSDK is the Node SDK (npm unleash-client 6.12.1) run by
-// test/node/compat/node-sdk-driver.js and driven over its stdin/stdout.
-type NodeSDK struct {
+// NodeDriver is an SDK run under Node by a driver script in test/node/compat
+// (node-sdk-driver.js for npm unleash-client 6.12.1, browser-sdk-driver.js
+// for npm unleash-proxy-client 3.8.2) and driven over its stdin/stdout.
+type NodeDriver struct {
+	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	logPath string
@@ -38,33 +40,48 @@ type driverAnswer struct {
 	Results []Evaluation `json:"results"`
 }
 
-// nodeSDKTimeout bounds one command to the driver and its readiness.
-const nodeSDKTimeout = 20 * time.Second
+// driverTimeout bounds one command to a driver, and its readiness.
+const driverTimeout = 20 * time.Second
 
 // StartNodeSDK starts the Node SDK against an endpoint (an upstream's client
 // API or a proxy's) and waits for its ready event.
-func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
+func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeDriver {
+	t.Helper()
+	return startDriver(t, "Node SDK", "node-sdk-driver.js", map[string]string{
+		"UNLEASH_URL":       at.URL,
+		"UNLEASH_API_TOKEN": at.Token,
+		"APP_NAME":          appName,
+		"INSTANCE_ID":       appName + "-1",
+	})
+}
+
+// StartBrowserSDK starts the browser SDK (under Node) against a proxy's
+// /proxy endpoint with its client key and waits for its ready event.
+func StartBrowserSDK(t testing.TB, proxy *Proxy, appName string) *NodeDriver {
+	t.Helper()
+	return startDriver(t, "browser SDK", "browser-sdk-driver.js", map[string]string{
+		"PROXY_URL":  proxy.BaseURL + "/proxy",
+		"CLIENT_KEY": proxy.ClientKey,
+		"APP_NAME":   appName,
+	})
+}
+
+func startDriver(t testing.TB, name, script string, env map[string]string) *NodeDriver {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is not installed: %v", err)
 	}
-	script := filepath.Join(NodeScripts(), "node-sdk-driver.js")
-	s := &NodeSDK{logPath: filepath.Join(t.TempDir(), "node-sdk.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
+	s := &NodeDriver{name: name, logPath: filepath.Join(t.TempDir(), "driver.log"), pending: map[int]chan driverAnswer{}, ready: make(chan struct{}), exited: make(chan struct{})}
 	logFile, err := os.Create(s.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(node, script)
-	s.cmd.Env = append(os.Environ(), EnvList(map[string]string{
-		"NODE_PATH":         NodeModules(t),
-		"UNLEASH_URL":       at.URL,
-		"UNLEASH_API_TOKEN": at.Token,
-		"APP_NAME":          appName,
-		"INSTANCE_ID":       appName + "-1",
-	})...)
+	env["NODE_PATH"] = NodeModules(t)
+	s.cmd = exec.Command(node, filepath.Join(NodeScripts(), script))
+	s.cmd.Env = append(os.Environ(), EnvList(env)...)
 	s.cmd.Stderr = logFile
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -73,29 +90,29 @@ func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeSDK {
 		t.Fatal(err)
 	}
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start the Node SDK driver: %v", err)
+		t.Fatalf("start the %s driver: %v", name, err)
 	}
 	go s.read(stdout, logFile)
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
 			data, _ := os.ReadFile(s.logPath)
-			t.Logf("--- Node SDK driver output:\n%s", data)
+			t.Logf("--- %s driver output:\n%s", name, data)
 		}
 	})
 	select {
 	case <-s.ready:
 	case <-s.exited:
-		t.Fatalf("the Node SDK driver exited before ready; events: %v", s.Events())
-	case <-time.After(nodeSDKTimeout):
-		t.Fatalf("the Node SDK was not ready within %s; events: %v", nodeSDKTimeout, s.Events())
+		t.Fatalf("the %s driver exited before ready; events: %v", name, s.Events())
+	case <-time.After(driverTimeout):
+		t.Fatalf("the %s was not ready within %s; events: %v", name, driverTimeout, s.Events())
 	}
 	return s
 }
 
 // read dispatches the driver's lines: answers to their command, events to
 // the event list (and the log).
-func (s *NodeSDK) read(stdout io.Reader, log *os.File) {
+func (s *NodeDriver) read(stdout io.Reader, log *os.File) {
 	defer close(s.exited)
 	defer log.Close()
 	scanner := bufio.NewScanner(stdout)
@@ -124,14 +141,14 @@ func (s *NodeSDK) read(stdout io.Reader, log *os.File) {
 }
 
 // Events lists the SDK events seen so far ("ready", "sent", "error …").
-func (s *NodeSDK) Events() []string {
+func (s *NodeDriver) Events() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.events...)
 }
 
 // HasEvent reports whether the SDK emitted the event.
-func (s *NodeSDK) HasEvent(name string) bool {
+func (s *NodeDriver) HasEvent(name string) bool {
 	for _, e := range s.Events() {
 		if e == name || strings.HasPrefix(e, name+" ") {
 			return true
@@ -140,7 +157,7 @@ func (s *NodeSDK) HasEvent(name string) bool {
 	return false
 }
 
-func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
+func (s *NodeDriver) call(op string, checks []Check) (driverAnswer, error) {
 	s.mu.Lock()
 	s.nextID++
 	id := s.nextID
@@ -152,30 +169,30 @@ func (s *NodeSDK) call(op string, checks []Check) (driverAnswer, error) {
 		return driverAnswer{}, err
 	}
 	if _, err := s.stdin.Write(append(data, '\n')); err != nil {
-		return driverAnswer{}, fmt.Errorf("write to the Node SDK driver: %w", err)
+		return driverAnswer{}, fmt.Errorf("write to the %s driver: %w", s.name, err)
 	}
 	select {
 	case ans := <-ch:
 		if ans.Error != "" {
-			return ans, fmt.Errorf("Node SDK driver: %s", ans.Error)
+			return ans, fmt.Errorf("%s driver: %s", s.name, ans.Error)
 		}
 		return ans, nil
 	case <-s.exited:
-		return driverAnswer{}, fmt.Errorf("the Node SDK driver exited; events: %v", s.Events())
-	case <-time.After(nodeSDKTimeout):
-		return driverAnswer{}, fmt.Errorf("the Node SDK driver did not answer %s within %s", op, nodeSDKTimeout)
+		return driverAnswer{}, fmt.Errorf("the %s driver exited; events: %v", s.name, s.Events())
+	case <-time.After(driverTimeout):
+		return driverAnswer{}, fmt.Errorf("the %s driver did not answer %s within %s", s.name, op, driverTimeout)
 	}
 }
 
 // Evaluate implements SDK.
-func (s *NodeSDK) Evaluate(checks []Check) ([]Evaluation, error) {
+func (s *NodeDriver) Evaluate(checks []Check) ([]Evaluation, error) {
 	ans, err := s.call("evaluate", checks)
 	return ans.Results, err
 }
 
 // Stop flushes the SDK's metrics and ends the driver (killing it if it does
 // not end in time). It is safe to call more than once.
-func (s *NodeSDK) Stop() {
+func (s *NodeDriver) Stop() {
 	select {
 	case <-s.exited:
 	default:
