@@ -77,12 +77,13 @@ func TestBrowserSDK(t *testing.T) {
 			require.NoError(t, cmd.Wait())
 			assert.Equal(t, []string{"READY", "UPDATED", "SENT"}, seen)
 
-			// The proxy never returns disabled-flag to this SDK, so a "no"
-			// for it upstream can only come from the SDK's own metrics.
+			// The proxy never evaluates "sdk-only-name" (it is not in the
+			// configuration and never asked for in a toggle list), so a
+			// count for it upstream can only come from the SDK's metrics.
 			eventually(t, "the SDK's counts upstream", func() bool {
 				for _, m := range u.metricsPosts() {
 					b := m["bucket"].(map[string]any)
-					if tc, ok := b["toggles"].(map[string]any)["disabled-flag"].(map[string]any); ok && tc["no"].(float64) >= 1 {
+					if tc, ok := b["toggles"].(map[string]any)["sdk-only-name"].(map[string]any); ok && tc["no"].(float64) >= 1 {
 						return true
 					}
 				}

@@ -297,6 +297,15 @@ func options() []option {
 	}
 }
 
+// optionDefaults are shown in the flag usage.
+var optionDefaults = map[string]string{
+	"port": "3000", "upstreamAppName": "upstream-proxy", "upstreamInstanceId": "<user>-<hostname>",
+	"refreshInterval": "5000", "metricsInterval": "30000", "metricsJitter": "0", "logLevel": "warn",
+	"trustProxy": "false", "clientKeysHeaderName": "authorization", "cors.exposedHeaders": "ETag",
+	"cors.maxAge": "172800", "cors.methods": "GET, POST", "cors.optionsSuccessStatus": "204", "cors.origin": "*",
+	"httpOptions.rejectUnauthorized": "true", "scriptTimeout": "100", "maxBodyBytes": "102400",
+}
+
 // envs gives the spec's variable UPSTREAM_<suffix> and, for drop-in use
 // with existing deployments, the reference's UNLEASH_<suffix>.
 func envs(suffix string) []string { return []string{"UPSTREAM_" + suffix, "UNLEASH_" + suffix} }
@@ -347,6 +356,9 @@ func LoadConfigTo(lookupEnv func(string) (string, bool), args []string, w io.Wri
 	for _, o := range append(opts, proxySecrets) {
 		o := o
 		usage := fmt.Sprintf("%s (%s: %s)", o.usage, o.name, strings.Join(o.envs, " or "))
+		if d, ok := optionDefaults[o.name]; ok {
+			usage += "; default " + d
+		}
 		parse := func(v string) error {
 			if err := o.set(&cfg, v); err != nil {
 				return o.errorf(v, err)

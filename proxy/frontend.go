@@ -25,7 +25,7 @@ type FrontendOptions struct {
 	Snapshot func(r *http.Request) (*engine.Snapshot, error)
 	// EnableAll serves "/all"; otherwise "/all" answers 501.
 	EnableAll bool
-	// Usage counts every evaluation returned to a client; may be nil.
+	// Usage counts every evaluation; may be nil.
 	Usage *Usage
 	// Complete finishes the context of a request after it was parsed
 	// (remote address, forced environment, default appName, enrichers);
@@ -217,17 +217,15 @@ func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *sn
 			buf = append(buf, ',')
 		}
 	} else {
+		// Every flag is evaluated, so every flag is counted, including
+		// those a GET /proxy does not return because they are off.
 		results = st.snap.EvaluateAll(ctx, results)
-		n := 0
 		for i := range results {
 			if all || results[i].Enabled {
 				buf = st.enc.appendToggle(buf, &results[i])
 				buf = append(buf, ',')
-				results[n] = results[i]
-				n++
 			}
 		}
-		results = results[:n]
 	}
 	if buf[len(buf)-1] == ',' {
 		buf = buf[:len(buf)-1]

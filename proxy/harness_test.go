@@ -34,15 +34,16 @@ type fakeUpstream struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu          sync.Mutex
-	payload     []byte
-	etag        string
-	mode        upstreamMode
-	metricsFail int // answer this many metrics posts with 500
-	fetches     []*http.Request
-	registers   []map[string]any
-	metrics     []map[string]any
-	metricsHdr  []http.Header
+	mu           sync.Mutex
+	payload      []byte
+	etag         string
+	mode         upstreamMode
+	metricsFail  int // answer this many metrics posts with 503
+	registerFail int // answer this many registrations with 503
+	fetches      []*http.Request
+	registers    []map[string]any
+	metrics      []map[string]any
+	metricsHdr   []http.Header
 }
 
 func newFakeUpstream(t *testing.T, payload string) *fakeUpstream {
@@ -130,8 +131,13 @@ func (u *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.registerFail > 0 {
+			u.registerFail--
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		u.registers = append(u.registers, body)
-		u.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 	case "/api/client/metrics":
 		var body map[string]any

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -125,7 +126,7 @@ func TestFrontendHandlerMountedElsewhere(t *testing.T) {
 	b := usage.Flush()
 	assert.EqualValues(t, 1, b.Toggles["user-only"].Yes)
 	assert.EqualValues(t, 1, b.Toggles["user-only"].No)
-	assert.EqualValues(t, 1, b.Toggles["disabled-flag"].No)
+	assert.EqualValues(t, 2, b.Toggles["disabled-flag"].No, "evaluated by both requests")
 	b = usage.Flush()
 	assert.True(t, b.Empty(), "a flush drains the counts")
 }
@@ -181,3 +182,28 @@ func ctxpkgWithCancel() (ctxT, func()) {
 	ctx, cancel := ctxpkg.WithCancel(ctxpkg.Background())
 	return ctx, cancel
 }
+
+func TestWithRegistryAndHTTPClient(t *testing.T) {
+	u := newFakeUpstream(t, fixture)
+	reg := prometheus.NewRegistry()
+	var used atomic.Int64
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		used.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	r := startReady(t, testConfig(u), proxy.WithRegistry(reg), proxy.WithHTTPClient(hc))
+	r.get(t, "/proxy")
+	assert.Positive(t, used.Load(), "upstream requests go through the given client")
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var got []string
+	for _, f := range families {
+		got = append(got, f.GetName())
+	}
+	assert.Contains(t, got, "bunting_proxy_flags_loaded")
+	assert.Contains(t, got, "bunting_proxy_http_requests_total")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -176,7 +176,7 @@ func (p *Proxy) metricsLoop(ctx context.Context) {
 		return
 	case <-p.readyCh:
 	}
-	p.register(ctx)
+	registered := p.register(ctx)
 	failures := 0
 	for {
 		delay := p.cfg.MetricsInterval
@@ -192,6 +192,9 @@ func (p *Proxy) metricsLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if !registered {
+			registered = p.register(ctx)
+		}
 		if err := p.postMetrics(ctx); err != nil {
 			failures = min(failures+1, maxFailures)
 			p.log.Warn("posting usage metrics failed; counts kept for the next post", "err", err)
@@ -201,7 +204,9 @@ func (p *Proxy) metricsLoop(ctx context.Context) {
 	}
 }
 
-func (p *Proxy) register(ctx context.Context) {
+// register announces the proxy upstream; a failure is retried before the
+// next metrics post.
+func (p *Proxy) register(ctx context.Context) bool {
 	names := append([]string{"default", "applicationHostname", "gradualRolloutRandom", "gradualRolloutUserId",
 		"gradualRolloutSessionId", "userWithId", "remoteAddress", "flexibleRollout"}, p.strategyNames()...)
 	err := p.upstream.Register(ctx, upstream.Registration{
@@ -210,7 +215,7 @@ func (p *Proxy) register(ctx context.Context) {
 		ConnectionID:    p.upstreamConfig().ConnectionID,
 		SDKVersion:      "bunting-proxy:" + Version,
 		Strategies:      names,
-		Started:         p.started.UTC(),
+		Started:         p.started.UTC().Truncate(time.Millisecond),
 		Interval:        p.cfg.MetricsInterval.Milliseconds(),
 		Environment:     p.cfg.Environment,
 		PlatformName:    "go",
@@ -218,8 +223,9 @@ func (p *Proxy) register(ctx context.Context) {
 		SpecVersion:     upstream.SpecVersion,
 	})
 	if err != nil && ctx.Err() == nil {
-		p.log.Warn("registering with upstream failed", "err", err)
+		p.log.Warn("registering with upstream failed; retrying with the next metrics post", "err", err)
 	}
+	return err == nil
 }
 
 // postMetrics sends the current bucket; on failure the counts go back.

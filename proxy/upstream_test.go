@@ -138,14 +138,22 @@ func TestRegisterAndUsageMetricsUpstream(t *testing.T) {
 		return totals["enabled-simple"][0] == 4
 	})
 	assert.Equal(t, [3]float64{4, 1, 0}, totals["enabled-simple"], "1 GET + 3 from the SDK")
-	assert.Equal(t, [3]float64{0, 1, 0}, totals["disabled-flag"])
+	assert.Equal(t, [3]float64{0, 2, 0}, totals["disabled-flag"], "GET evaluates it too")
 	assert.Equal(t, [3]float64{0, 1, 0}, totals["nope"])
 	assert.Equal(t, [3]float64{2, 0, 0}, totals["with-variant"], "GET and toggle list")
 	assert.Equal(t, [3]float64{0, 2, 0}, totals["sdk-only"])
 	assert.Equal(t, float64(2), variants["with-variant/blue"])
 	assert.Equal(t, float64(2), variants["enabled-simple/blue"])
-	_, absent := totals["region-eu"]
-	assert.False(t, absent, "flags not returned are not counted")
+	assert.Equal(t, [3]float64{0, 1, 0}, totals["region-eu"], "a flag that is off is counted as evaluated")
+}
+
+func TestFailedRegistrationIsRetried(t *testing.T) {
+	u := newFakeUpstream(t, fixture)
+	u.registerFail = 1
+	cfg := testConfig(u)
+	cfg.MetricsInterval = 50 * time.Millisecond
+	startReady(t, cfg)
+	eventually(t, "a registration after the failed one", func() bool { return len(u.registrations()) == 1 })
 }
 
 func TestBootstrapMakesReadyBeforeUpstream(t *testing.T) {

@@ -46,6 +46,10 @@ func (b *Bucket) add(name string, yes, no int64, variants map[string]int64) {
 	}
 }
 
+// nowMillis is the current UTC time at millisecond precision, as the
+// reference SDKs write bucket times.
+func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
 // Usage counts flag evaluations for the upstream metrics post. Recording
 // is cheap and lock-light: each snapshot gets sharded counters indexed by
 // flag position, so a request touches plain integers under an uncontended
@@ -61,7 +65,7 @@ type Usage struct {
 
 // NewUsage returns an empty usage counter.
 func NewUsage() *Usage {
-	u := &Usage{now: time.Now}
+	u := &Usage{now: nowMillis}
 	u.start = u.now()
 	u.extra.Toggles = map[string]*ToggleCount{}
 	return u
@@ -74,19 +78,27 @@ type snapshotUsage struct {
 }
 
 type usageShard struct {
-	mu       sync.Mutex
-	dirty    bool
-	yes, no  []uint32
-	variants map[uint64]uint32 // flag index << 32 | variant ID
-	_        [64]byte          // keep shards on separate cache lines
+	mu      sync.Mutex
+	dirty   bool
+	yes, no []uint32
+	// variants[id] counts enabled variant id for the flag variantFlag[id]-1
+	// (0: not seen yet). A variant ID seen with a second flag is counted in
+	// shared instead, keyed by flag index << 32 | variant ID.
+	variants    []uint32
+	variantFlag []int32
+	shared      map[uint64]uint32
+	_           [64]byte // keep shards on separate cache lines
 }
 
 func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
 	n := 2 * runtime.GOMAXPROCS(0)
 	su := &snapshotUsage{snap: s, shards: make([]usageShard, n)}
 	for i := range su.shards {
-		su.shards[i].yes = make([]uint32, s.Len())
-		su.shards[i].no = make([]uint32, s.Len())
+		sh := &su.shards[i]
+		sh.yes = make([]uint32, s.Len())
+		sh.no = make([]uint32, s.Len())
+		sh.variants = make([]uint32, s.VariantCount())
+		sh.variantFlag = make([]int32, s.VariantCount())
 	}
 	u.mu.Lock()
 	u.snapshots = append(u.snapshots, su)
@@ -125,13 +137,27 @@ func (su *snapshotUsage) record(results []engine.Result) {
 			sh.no[r.Index]++
 		}
 		if v := r.Variant; v != nil && v.Enabled {
-			if sh.variants == nil {
-				sh.variants = map[uint64]uint32{}
-			}
-			sh.variants[uint64(r.Index)<<32|uint64(uint32(v.ID))]++
+			sh.countVariant(r.Index, v.ID)
 		}
 	}
 	sh.mu.Unlock()
+}
+
+func (sh *usageShard) countVariant(flag, id int) {
+	if id >= 0 && id < len(sh.variants) {
+		switch sh.variantFlag[id] {
+		case 0:
+			sh.variantFlag[id] = int32(flag + 1)
+			fallthrough
+		case int32(flag + 1):
+			sh.variants[id]++
+			return
+		}
+	}
+	if sh.shared == nil {
+		sh.shared = map[uint64]uint32{}
+	}
+	sh.shared[uint64(flag)<<32|uint64(uint32(id))]++
 }
 
 // drain moves the counters into b and reports whether any were set.
@@ -151,11 +177,18 @@ func (su *snapshotUsage) drain(b *Bucket) bool {
 					sh.yes[idx], sh.no[idx] = 0, 0
 				}
 			}
-			for key, n := range sh.variants {
+			for id, n := range sh.variants {
+				if n != 0 {
+					flag := int(sh.variantFlag[id]) - 1
+					b.toggle(su.snap.Name(flag)).Variants[su.snap.Variant(id).Name] += int64(n)
+					sh.variants[id] = 0
+				}
+			}
+			for key, n := range sh.shared {
 				idx, id := int(key>>32), int(uint32(key))
 				b.toggle(su.snap.Name(idx)).Variants[su.snap.Variant(id).Name] += int64(n)
 			}
-			clear(sh.variants)
+			clear(sh.shared)
 		}
 		sh.mu.Unlock()
 	}

@@ -35,6 +35,8 @@ client.on(EVENTS.ERROR, (e) => console.error('sdk error', JSON.stringify(e)));
 client.on(EVENTS.READY, () => {
   check(client.isEnabled('enabled-simple'), 'enabled-simple should be on');
   check(!client.isEnabled('disabled-flag'), 'disabled-flag should be off');
+  // Counted by the SDK only: the proxy never evaluates a name it does not know.
+  check(!client.isEnabled('sdk-only-name'), 'an unknown name is off');
   check(client.isEnabled('user-only'), 'user-only should be on for u1');
   check(client.isEnabled('region-eu'), 'region-eu should be on for properties.region=eu');
   const v = client.getVariant('with-variant');
