@@ -108,15 +108,10 @@ func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 
 // evaluate serves /api/frontend and /api/frontend/all, counted by endpoint.
 func (f *frontendAPI) evaluate(endpoint string) http.Handler {
-	return f.corsHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.s.extras.metrics.frontendRequests.WithLabelValues(endpoint).Inc()
 		f.handler.ServeHTTP(w, r)
-	}))
-}
-
-// withCORS adds the frontend API's CORS headers to a handler.
-func (f *frontendAPI) withCORS(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return f.corsHeaders(handlerFunc(f.s, fn))
+	})
 }
 
 // corsHeaders answers browsers (Origin set) through rs/cors and everyone

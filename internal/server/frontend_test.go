@@ -95,6 +95,11 @@ func TestFrontendAPI(t *testing.T) {
 
 		// Errors.
 		h.Do(t, "GET", "/api/frontend", "", nil).WantError(t, 401, "AuthenticationRequired")
+		// A browser can read the refusal: CORS headers come before authentication.
+		denied := h.Do(t, "GET", "/api/frontend", "wrong", nil, "Origin", "https://app.example")
+		if denied.Status != 401 || denied.Header.Get("Access-Control-Allow-Origin") == "" {
+			t.Fatalf("a refused browser request: %d, Access-Control-Allow-Origin %q", denied.Status, denied.Header.Get("Access-Control-Allow-Origin"))
+		}
 		h.Do(t, "GET", "/api/frontend", h.ClientToken, nil).WantError(t, 403, "NoAccessError")
 		h.Do(t, "GET", "/api/frontend", h.AdminToken, nil).WantError(t, 403, "NoAccessError")
 		h.Do(t, "POST", "/api/frontend", h.FrontendToken, `{"context":`).WantError(t, 400, "ValidationError")

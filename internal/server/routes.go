@@ -110,6 +110,9 @@ func (s *Server) routes() http.Handler {
 type router struct {
 	s   *Server
 	mux *http.ServeMux
+	// frontendCORS, when set, wraps every frontend route outside
+	// authentication, so browsers can read its 401 and 403 answers too.
+	frontendCORS middleware
 }
 
 // routeOption adjusts one route's middleware.
@@ -147,7 +150,11 @@ func (r *router) client(pattern string, h func(http.ResponseWriter, *http.Reques
 // frontend registers a frontend API route (frontend tokens only).
 func (r *router) frontend(pattern string, h http.Handler) {
 	sf := surfaceFrontend
-	r.mux.Handle(pattern, chain(h, r.s.authenticate(sf)))
+	h = chain(h, r.s.authenticate(sf))
+	if r.frontendCORS != nil {
+		h = r.frontendCORS(h)
+	}
+	r.mux.Handle(pattern, h)
 }
 
 // handle applies authentication, then the permission check, then the

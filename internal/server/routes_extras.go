@@ -21,17 +21,18 @@ func (s *Server) registerExtrasRoutes(r *router) {
 	s.extras = &extras{metrics: newServerMetrics(s), openAPI: OpenAPIDocument(), docs: newDocsPage()}
 	s.extras.front = newFrontendAPI(s)
 	front := s.extras.front
+	r.frontendCORS = front.corsHeaders
 
 	// Frontend API (frontend tokens): the proxy package's handler.
 	r.frontend("GET /api/frontend", front.evaluate("frontend"))
 	r.frontend("POST /api/frontend", front.evaluate("frontend"))
 	r.frontend("GET /api/frontend/all", front.evaluate("frontend/all"))
 	r.frontend("POST /api/frontend/all", front.evaluate("frontend/all"))
-	r.frontend("POST /api/frontend/client/metrics", front.withCORS(s.frontendMetrics))
-	r.frontend("POST /api/frontend/client/register", front.withCORS(s.frontendRegister))
-	r.frontend("GET /api/frontend/client/features", front.withCORS(s.frontendUnsupported))
-	r.frontend("GET /api/frontend/health", front.withCORS(s.frontendUnsupported))
-	r.frontend("GET /api/frontend/internal-backstage/prometheus", front.withCORS(s.frontendUnsupported))
+	r.frontend("POST /api/frontend/client/metrics", handlerFunc(s, s.frontendMetrics))
+	r.frontend("POST /api/frontend/client/register", handlerFunc(s, s.frontendRegister))
+	r.frontend("GET /api/frontend/client/features", handlerFunc(s, s.frontendUnsupported))
+	r.frontend("GET /api/frontend/health", handlerFunc(s, s.frontendUnsupported))
+	r.frontend("GET /api/frontend/internal-backstage/prometheus", handlerFunc(s, s.frontendUnsupported))
 	r.mux.Handle("OPTIONS /api/frontend", front.preflight())
 	r.mux.Handle("OPTIONS /api/frontend/", front.preflight())
 
