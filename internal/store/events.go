@@ -73,10 +73,7 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 		}
 	}
 	if q.s.dialect.Name == "sqlite" && utf8.RuneCountInString(needle) >= 3 {
-		// The trigram index yields matching ids newest first.
-		ftsArgs := append(slices.Clone(args), `"`+strings.ReplaceAll(needle, `"`, `""`)+`"`)
-		ftsConds := append(slices.Clone(conds), "events_fts MATCH $"+strconv.Itoa(len(ftsArgs)))
-		out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", ftsConds, "f.rowid DESC", ftsArgs, limit, f.Offset)
+		out, err := q.searchTrigrams(needle, conds, args, limit, f.Offset)
 		return out, total, err
 	}
 	indexed := eventSearchText + " LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
@@ -174,4 +171,56 @@ func scanEvent(sc interface{ Scan(...any) error }) (Event, error) {
 	ev.Tags = []byte(tags)
 	ev.FeatureName, ev.Project, ev.Environment = strPtr(feature), strPtr(project), strPtr(environment)
 	return ev, nil
+}
+
+// searchTrigrams answers a free-text search on SQLite from the trigram
+// index: it matches the two rarest trigrams of the text (cheap doclists),
+// then checks the whole text with LIKE. The index yields ids newest first.
+func (q Q) searchTrigrams(needle string, conds []string, args []any, limit, offset int) ([]Event, error) {
+	runes := []rune(needle)
+	var grams []string
+	seen := map[string]bool{}
+	for i := 0; i+3 <= len(runes); i++ {
+		if g := string(runes[i : i+3]); !seen[g] {
+			seen[g] = true
+			grams = append(grams, g)
+		}
+	}
+	placeholders := make([]string, len(grams))
+	gramArgs := make([]any, len(grams))
+	for i, g := range grams {
+		placeholders[i], gramArgs[i] = "$"+strconv.Itoa(i+1), g
+	}
+	rows, err := q.query(`SELECT term, doc FROM events_fts_vocab WHERE term IN (`+strings.Join(placeholders, ", ")+`)`, gramArgs...)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int64{}
+	func() {
+		defer rows.Close()
+		for rows.Next() {
+			var term string
+			var n int64
+			if err = rows.Scan(&term, &n); err != nil {
+				return
+			}
+			counts[term] = n
+		}
+		err = rows.Err()
+	}()
+	if err != nil {
+		return nil, q.s.translate(err)
+	}
+	if len(counts) < len(grams) {
+		return []Event{}, nil // a trigram no event contains
+	}
+	slices.SortFunc(grams, func(a, b string) int { return int(counts[a] - counts[b]) })
+	var match []string
+	for _, g := range grams[:min(2, len(grams))] {
+		match = append(match, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
+	}
+	ftsArgs := append(slices.Clone(args), strings.Join(match, " AND "), "%"+escapeLike(needle)+"%")
+	ftsConds := append(slices.Clone(conds), "events_fts MATCH $"+strconv.Itoa(len(ftsArgs)-1),
+		eventSearchText+" LIKE $"+strconv.Itoa(len(ftsArgs))+` ESCAPE '\'`)
+	return q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", ftsConds, "f.rowid DESC", ftsArgs, limit, offset)
 }

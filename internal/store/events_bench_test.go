@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -45,6 +44,9 @@ func TestEventSearchLatency(t *testing.T) {
 		t.Skip("set BUNTING_EVENTS_N to measure event search")
 	}
 	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		if only := os.Getenv("BUNTING_EVENTS_DB"); only != "" && only != db.Kind {
+			t.Skip("BUNTING_EVENTS_DB selects " + only)
+		}
 		st := servertest.OpenStore(t, db)
 		start := time.Now()
 		seedEvents(t, st, n)
@@ -73,5 +75,3 @@ func TestEventSearchLatency(t *testing.T) {
 		}
 	})
 }
-
-var _ = fmt.Sprint
