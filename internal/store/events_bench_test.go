@@ -51,6 +51,12 @@ func TestEventSearchLatency(t *testing.T) {
 		start := time.Now()
 		seedEvents(t, st, n)
 		t.Logf("seeded %d events in %v", n, time.Since(start))
+		// Refresh planner statistics, as autovacuum would after a bulk load.
+		if db.Kind == "postgres" {
+			if _, err := st.DB().Exec(`ANALYZE`); err != nil {
+				t.Fatal(err)
+			}
+		}
 		filters := map[string]store.EventFilter{
 			"none":         {Limit: 100},
 			"type":         {Type: "feature-created", Limit: 100},
