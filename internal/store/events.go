@@ -186,30 +186,16 @@ func (q Q) searchTrigrams(needle string, conds []string, args []any, limit, offs
 			grams = append(grams, g)
 		}
 	}
-	placeholders := make([]string, len(grams))
-	gramArgs := make([]any, len(grams))
-	for i, g := range grams {
-		placeholders[i], gramArgs[i] = "$"+strconv.Itoa(i+1), g
-	}
-	rows, err := q.query(`SELECT term, doc FROM events_fts_vocab WHERE term IN (`+strings.Join(placeholders, ", ")+`)`, gramArgs...)
-	if err != nil {
-		return nil, err
-	}
 	counts := map[string]int64{}
-	func() {
-		defer rows.Close()
-		for rows.Next() {
-			var term string
-			var n int64
-			if err = rows.Scan(&term, &n); err != nil {
-				return
-			}
-			counts[term] = n
+	for _, g := range grams {
+		var n sql.NullInt64
+		// One equality lookup per trigram: fts5vocab answers term = ? directly.
+		if err := q.q.QueryRowContext(q.ctx, `SELECT doc FROM events_fts_vocab WHERE term = $1`, g).Scan(&n); err != nil && err != sql.ErrNoRows {
+			return nil, q.s.translate(err)
 		}
-		err = rows.Err()
-	}()
-	if err != nil {
-		return nil, q.s.translate(err)
+		if n.Valid {
+			counts[g] = n.Int64
+		}
 	}
 	if len(counts) < len(grams) {
 		return []Event{}, nil // a trigram no event contains
