@@ -136,6 +136,8 @@ type clientQuery struct {
 	namePrefix string
 	tags       [][2]string
 	inline     bool
+	// none is set when the asked projects and the token's do not overlap.
+	none bool
 }
 
 var strictSemver = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$`)
@@ -160,7 +162,7 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 		if len(asked) > 0 {
 			q.projects = slices.DeleteFunc(q.projects, func(proj string) bool { return !slices.Contains(asked, proj) })
 			if len(q.projects) == 0 {
-				q.projects = []string{"\x00none"}
+				q.projects, q.none = slices.Clone(asked), true
 			}
 		}
 	}
@@ -186,7 +188,7 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 }
 
 func (q clientQuery) key() string {
-	return fmt.Sprintf("%s|%q|%s|%q|%v", q.env, q.projects, q.namePrefix, q.tags, q.inline)
+	return fmt.Sprintf("%s|%q|%s|%q|%v|%v", q.env, q.projects, q.namePrefix, q.tags, q.inline, q.none)
 }
 
 func (q clientQuery) hash() string {
@@ -196,6 +198,9 @@ func (q clientQuery) hash() string {
 }
 
 func (q clientQuery) matches(f *clientFlag) bool {
+	if q.none {
+		return false
+	}
 	name := f.withSegments.Name
 	if q.namePrefix != "" && !strings.HasPrefix(name, q.namePrefix) {
 		return false
