@@ -188,7 +188,27 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 }
 
 func (q clientQuery) key() string {
-	return fmt.Sprintf("%s|%q|%s|%q|%v|%v", q.env, q.projects, q.namePrefix, q.tags, q.inline, q.none)
+	var b strings.Builder
+	b.WriteString(q.env)
+	for _, p := range q.projects {
+		b.WriteString("\x00p")
+		b.WriteString(p)
+	}
+	b.WriteString("\x00n")
+	b.WriteString(q.namePrefix)
+	for _, t := range q.tags {
+		b.WriteString("\x00t")
+		b.WriteString(t[0])
+		b.WriteString("\x00")
+		b.WriteString(t[1])
+	}
+	if q.inline {
+		b.WriteString("\x00inline")
+	}
+	if q.none {
+		b.WriteString("\x00none")
+	}
+	return b.String()
 }
 
 func (q clientQuery) hash() string {
