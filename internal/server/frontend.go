@@ -188,17 +188,10 @@ func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	switch {
-	case body.AppName == "":
-		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
-	case body.Interval == nil:
-		return apierr.Validation("The `interval` property is required. It was not present on the data you sent.")
-	case body.Started.t == nil:
-		return apierr.Validation("The `started` property is required. It was not present on the data you sent.")
+	app, err := body.application(r, false)
+	if err != nil {
+		return err
 	}
-	p := PrincipalFrom(r.Context())
-	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment,
-		SDKVersion: body.SDKVersion, Strategies: body.Strategies, Interval: *body.Interval, StartedAt: body.Started.t}
 	if err := s.seeApplication(r, app); err != nil {
 		return err
 	}

@@ -113,23 +113,37 @@ func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	switch {
-	case body.AppName == "":
-		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
-	case body.Interval == nil:
-		return apierr.Validation("The `interval` property is required. It was not present on the data you sent.")
-	case body.Started.t == nil:
-		return apierr.Validation("The `started` property is required. It was not present on the data you sent.")
-	case body.Strategies == nil:
-		return apierr.Validation("The `strategies` property is required. It was not present on the data you sent.")
+	app, err := body.application(r, true)
+	if err != nil {
+		return err
 	}
-	p := PrincipalFrom(r.Context())
-	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment,
-		SDKVersion: body.SDKVersion, Strategies: body.Strategies, Interval: *body.Interval, StartedAt: body.Started.t}
 	if err := s.seeApplication(r, app); err != nil {
 		return err
 	}
 	return writeEmpty(w, http.StatusAccepted)
+}
+
+// application validates a registration and turns it into the application
+// record of the calling token's environment. Server SDKs must list their
+// strategies; front-end SDKs need not.
+func (b registerBody) application(r *http.Request, requireStrategies bool) (store.ClientApplication, error) {
+	missing := ""
+	switch {
+	case b.AppName == "":
+		missing = "appName"
+	case b.Interval == nil:
+		missing = "interval"
+	case b.Started.t == nil:
+		missing = "started"
+	case requireStrategies && b.Strategies == nil:
+		missing = "strategies"
+	}
+	if missing != "" {
+		return store.ClientApplication{}, apierr.Validation("The `%s` property is required. It was not present on the data you sent.", missing)
+	}
+	return store.ClientApplication{AppName: b.AppName, InstanceID: cmpOr(b.InstanceID, "default"),
+		Environment: PrincipalFrom(r.Context()).Environment, SDKVersion: b.SDKVersion,
+		Strategies: b.Strategies, Interval: *b.Interval, StartedAt: b.Started.t}, nil
 }
 
 // seeApplication records an SDK instance; an application seen for the
