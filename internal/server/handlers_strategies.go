@@ -70,14 +70,21 @@ func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) e
 func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
-	name := r.PathValue("featureName")
+	var view featureView
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		return toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled)
+		f, err := toggleInTx(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), enabled, activateDisabled)
+		if err != nil {
+			return err
+		}
+		// Read in the same transaction: the response shows exactly this
+		// change, and costs no second connection checkout.
+		view, err = loadFeatureView(tx.Q, f)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.respondFeature(w, r, http.StatusOK, name)
+	return writeJSON(w, http.StatusOK, view)
 }
 
 // SetFeatureEnabled turns a flag on or off in an environment on behalf of
@@ -89,22 +96,24 @@ func (s *Server) SetFeatureEnabled(ctx context.Context, p *Principal, project, f
 		return forbidden(PermUpdateFeatureEnvironment, env)
 	}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {
-		return toggleInTx(tx, p, project, feature, env, enabled, false)
+		_, err := toggleInTx(tx, p, project, feature, env, enabled, false)
+		return err
 	})
 }
 
-// toggleInTx switches one flag in one environment, with its events.
-func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) error {
+// toggleInTx switches one flag in one environment, with its events, and
+// returns the flag.
+func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) (store.Feature, error) {
 	sc, err := loadScope(tx.Q, project, feature, env, false)
 	if err != nil {
-		return err
+		return sc.f, err
 	}
 	if enabled {
 		if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
-			return err
+			return sc.f, err
 		}
 	}
-	return setEnvironmentEnabled(tx, sc, p, enabled)
+	return sc.f, setEnvironmentEnabled(tx, sc, p, enabled)
 }
 
 // bulkToggleBody is the body of the bulk on/off routes.
@@ -134,7 +143,7 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		for _, name := range body.Features {
-			if err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
+			if _, err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
 				return err
 			}
 		}
@@ -147,12 +156,13 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 }
 
 func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {
+	// The common case (an active strategy exists) costs one cheap query.
+	if active, err := tx.HasEnabledStrategy(sc.feature, sc.env); err != nil || active {
+		return err
+	}
 	strategies, err := tx.Strategies(sc.feature, sc.env)
 	if err != nil {
 		return err
-	}
-	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
-		return nil
 	}
 	if activateDisabled && len(strategies) > 0 {
 		for _, st := range strategies {

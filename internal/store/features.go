@@ -143,6 +143,45 @@ func (q Q) FeatureEnvironments(feature string) ([]FeatureEnvironment, error) {
 	return out, q.s.translate(rows.Err())
 }
 
+// FeatureEnvironmentDetail is a flag's state in one environment with the
+// environment's own type and sort order.
+type FeatureEnvironmentDetail struct {
+	FeatureEnvironment
+	Type      string
+	SortOrder int
+}
+
+// FeatureEnvironmentDetails lists a flag's environments like
+// FeatureEnvironments, with each environment's type and sort order, in one
+// query.
+func (q Q) FeatureEnvironmentDetails(feature string) ([]FeatureEnvironmentDetail, error) {
+	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at, e.type, e.sort_order
+		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
+		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []FeatureEnvironmentDetail{}
+	for rows.Next() {
+		var (
+			d        FeatureEnvironmentDetail
+			variants string
+			lastSeen sql.NullInt64
+		)
+		if err := rows.Scan(&d.FeatureName, &d.Environment, &d.Enabled, &variants, &lastSeen, &d.Type, &d.SortOrder); err != nil {
+			return nil, q.s.translate(err)
+		}
+		d.LastSeenAt = timePtr(lastSeen)
+		d.Variants = []engine.Variant{}
+		if err := decodeJSON(variants, &d.Variants); err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, d)
+	}
+	return out, q.s.translate(rows.Err())
+}
+
 func scanFeatureEnvironment(sc interface{ Scan(...any) error }) (FeatureEnvironment, error) {
 	var (
 		fe       FeatureEnvironment
