@@ -85,6 +85,11 @@ var ErrChangeWithoutEvent = errors.New("store: a change was made without writing
 // back with ErrChangeWithoutEvent. The events' ids raise Revision once the
 // commit succeeds.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	release, err := s.acquireWriteSlot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.translate(err)
