@@ -29,10 +29,7 @@ func loadFeatureEnv(q store.Q, r *http.Request, allowArchived bool) (featureEnvS
 func loadScope(q store.Q, project, feature, env string, allowArchived bool) (featureEnvScope, error) {
 	sc := featureEnvScope{project: project, feature: feature, env: env}
 	var err error
-	if sc.f, err = q.FeatureInProject(sc.project, sc.feature); err != nil {
-		return sc, err
-	}
-	if sc.fe, err = q.FeatureEnvironment(sc.feature, sc.env); err != nil {
+	if sc.f, sc.fe, err = q.FeatureWithEnvironment(sc.project, sc.feature, sc.env); err != nil {
 		return sc, err
 	}
 	if sc.f.Archived && !allowArchived {
