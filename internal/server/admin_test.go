@@ -220,6 +220,15 @@ func TestEventsListAndSearch(t *testing.T) {
 		}
 		viewer := userToken(t, h, "vi", "Viewer")
 		h.Do(t, "GET", "/api/admin/events", viewer, nil).WantError(t, 403, "NoAccessError", "ADMIN")
+		var one struct {
+			ToggleName  string
+			Events      []map[string]any
+			TotalEvents int
+		}
+		h.Do(t, "GET", "/api/admin/events/f1", viewer, nil).Want(t, 200).JSON(t, &one)
+		if one.ToggleName != "f1" || one.TotalEvents != 3 || len(one.Events) != 3 {
+			t.Fatalf("flag events: %+v", one)
+		}
 
 		search := func(body map[string]any) (int, []map[string]any) {
 			var res struct {

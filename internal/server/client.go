@@ -19,7 +19,8 @@ import (
 // clientSnapshot is the client API's view of the flags at one revision,
 // shaped once so that requests are answered from memory.
 type clientSnapshot struct {
-	revision int64
+	revision   int64
+	generation int64
 	// byEnv holds, per environment, the flags sorted by name in both
 	// shapes: with segment references and with segments inlined.
 	byEnv    map[string][]clientFlag
@@ -58,7 +59,7 @@ func newClientCache(s *Server) *clientCache {
 func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && c.snap.revision >= c.s.store.Revision() {
+	if c.snap != nil && c.snap.generation == c.s.store.Generation() {
 		return c.snap, nil
 	}
 	data, err := c.s.store.ClientData(c.s.store.Q(r.Context()))
@@ -71,7 +72,7 @@ func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
 }
 
 func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
-	snap := &clientSnapshot{revision: d.Revision, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{}}
+	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{}}
 	for _, sg := range d.Segments {
 		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: nonNilSlice(sg.Constraints)}
 	}
@@ -135,6 +136,8 @@ type clientQuery struct {
 	namePrefix string
 	tags       [][2]string
 	inline     bool
+	// none is set when the asked projects and the token's do not overlap.
+	none bool
 }
 
 var strictSemver = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$`)
@@ -159,7 +162,7 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 		if len(asked) > 0 {
 			q.projects = slices.DeleteFunc(q.projects, func(proj string) bool { return !slices.Contains(asked, proj) })
 			if len(q.projects) == 0 {
-				q.projects = []string{"\x00none"}
+				q.projects, q.none = slices.Clone(asked), true
 			}
 		}
 	}
@@ -185,7 +188,27 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 }
 
 func (q clientQuery) key() string {
-	return fmt.Sprintf("%s|%q|%s|%q|%v", q.env, q.projects, q.namePrefix, q.tags, q.inline)
+	var b strings.Builder
+	b.WriteString(q.env)
+	for _, p := range q.projects {
+		b.WriteString("\x00p")
+		b.WriteString(p)
+	}
+	b.WriteString("\x00n")
+	b.WriteString(q.namePrefix)
+	for _, t := range q.tags {
+		b.WriteString("\x00t")
+		b.WriteString(t[0])
+		b.WriteString("\x00")
+		b.WriteString(t[1])
+	}
+	if q.inline {
+		b.WriteString("\x00inline")
+	}
+	if q.none {
+		b.WriteString("\x00none")
+	}
+	return b.String()
 }
 
 func (q clientQuery) hash() string {
@@ -195,6 +218,9 @@ func (q clientQuery) hash() string {
 }
 
 func (q clientQuery) matches(f *clientFlag) bool {
+	if q.none {
+		return false
+	}
 	name := f.withSegments.Name
 	if q.namePrefix != "" && !strings.HasPrefix(name, q.namePrefix) {
 		return false
@@ -247,10 +273,11 @@ func (c *clientCache) response(r *http.Request, q clientQuery) (*clientResponse,
 	return res, nil
 }
 
+// encodeClientFeatures encodes the payload for q. Its strong ETag is
+// "<query hash>:<revision>:<content hash>", so two instances serving the
+// same data agree, and any change of content changes it.
 func encodeClientFeatures(snap *clientSnapshot, q clientQuery) (*clientResponse, error) {
-	etag := fmt.Sprintf("%q", fmt.Sprintf("%s:%d:v1", q.hash(), snap.revision))
-	payload := engine.ClientFeatures{Version: 2, Features: []engine.Feature{}, Query: q.echo(),
-		Meta: &engine.Meta{Revision: snap.revision, ETag: etag, QueryHash: q.hash()}}
+	payload := engine.ClientFeatures{Version: 2, Features: []engine.Feature{}, Query: q.echo()}
 	used := map[int]bool{}
 	flags := snap.byEnv[q.env]
 	for i := range flags {
@@ -278,6 +305,14 @@ func encodeClientFeatures(snap *clientSnapshot, q clientQuery) (*clientResponse,
 			payload.Segments = append(payload.Segments, snap.segments[id])
 		}
 	}
+	content, err := json.Marshal(payload)
+	if err != nil {
+		return nil, apierr.Internal(err)
+	}
+	h := fnv.New32a()
+	h.Write(content)
+	etag := fmt.Sprintf("%q", fmt.Sprintf("%s:%d:%08x", q.hash(), snap.revision, h.Sum32()))
+	payload.Meta = &engine.Meta{Revision: snap.revision, ETag: etag, QueryHash: q.hash()}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, apierr.Internal(err)

@@ -40,6 +40,16 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
 }
 
+// listFeatureEvents answers the newest events of one flag.
+func (s *Server) listFeatureEvents(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("featureName")
+	events, total, err := s.store.Q(r.Context()).Events(store.EventFilter{Feature: name, Limit: 100})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "toggleName": name, "events": events, "totalEvents": total})
+}
+
 // eventSearch is the body of POST /api/admin/events/search.
 type eventSearch struct {
 	Type    string `json:"type"`

@@ -138,8 +138,11 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 	}
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
+	// A fixed order keeps concurrent bulk calls from locking rows in
+	// opposite orders.
+	names := slices.Compact(slices.Sorted(slices.Values(body.Features)))
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		for _, name := range body.Features {
+		for _, name := range names {
 			if _, err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
 				return err
 			}

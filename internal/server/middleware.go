@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -24,7 +26,20 @@ func chain(h http.Handler, mw ...middleware) http.Handler {
 	return h
 }
 
-type requestIDKey struct{}
+// requestIDPrefix makes request ids unique across processes; the counter
+// makes them unique within one, without a random read per request.
+var (
+	requestIDPrefix = func() string {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	requestCounter atomic.Uint64
+)
+
+func nextRequestID() string {
+	return requestIDPrefix + "-" + strconv.FormatUint(requestCounter.Add(1), 36)
+}
 
 // statusWriter records the status and size of a response.
 type statusWriter struct {
@@ -62,9 +77,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
 		if id == "" || len(id) > 64 {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+			id = nextRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
@@ -83,8 +96,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if sw.status >= 500 {
 				level = slog.LevelError
 			}
-			s.log.Log(r.Context(), level, "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
-				"status", sw.status, "bytes", sw.size, "duration", time.Since(start))
+			if s.log.Enabled(r.Context(), level) {
+				s.log.Log(r.Context(), level, "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+					"status", sw.status, "bytes", sw.size, "duration", time.Since(start))
+			}
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -98,7 +113,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			apierr.Write(w, r, s.log, apierr.TooLarge("request body is larger than the limit of %d bytes", s.cfg.BodyLimit))
 			return
 		}
-		if r.Body != nil {
+		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit)
 		}
 		next.ServeHTTP(w, r)

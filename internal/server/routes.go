@@ -18,6 +18,7 @@ func (s *Server) routes() http.Handler {
 	r.admin("GET /api/admin/feature-types", "", s.listFeatureTypes)
 	r.admin("GET /api/admin/events", PermAdmin, s.listEvents)
 	r.admin("POST /api/admin/events/search", "", s.searchEvents, withJSON)
+	r.admin("GET /api/admin/events/{featureName}", "", s.listFeatureEvents)
 
 	// Projects and their environments.
 	r.admin("GET /api/admin/projects", "", s.listProjects)

@@ -3,7 +3,10 @@ package store
 // ClientData is everything the client API serves, loaded at once so that
 // the server can answer SDKs from memory.
 type ClientData struct {
+	// Revision is the highest event id; Generation is Store.Generation
+	// when the load started.
 	Revision     int64
+	Generation   int64
 	Features     []Feature
 	Environments []FeatureEnvironment
 	Strategies   []Strategy
@@ -25,7 +28,7 @@ func (s *Store) ClientData(q Q) (*ClientData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &ClientData{Revision: rev}
+	d := &ClientData{Revision: rev, Generation: s.Generation()}
 	if d.Features, err = q.Features("", false); err != nil {
 		return nil, err
 	}

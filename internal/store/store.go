@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,6 +101,12 @@ type Store struct {
 	// writer finishes, where SQLite's busy handler sleeps and retries with
 	// growing back-off. nil on PostgreSQL.
 	writeSlot chan struct{}
+	// generation changes whenever a change is seen: committed here, or
+	// found by LatestEventID (including a late commit of a lower id).
+	generation atomic.Int64
+	// fingerprint is what LatestEventID saw last time.
+	fingerprintMu sync.Mutex
+	fingerprint   [2]int64
 }
 
 // writeSlotTimeout bounds the wait for the SQLite writer (as busy_timeout
@@ -123,6 +130,10 @@ func (s *Store) acquireWriteSlot(ctx context.Context) (release func(), err error
 		return nil, s.translate(errors.New("store: timed out waiting for the SQLite writer"))
 	}
 }
+
+// Generation changes whenever this process commits a change or sees one
+// committed by another instance; caches of derived data key on it.
+func (s *Store) Generation() int64 { return s.generation.Load() }
 
 // CredentialRevision changes whenever this process commits a change to API
 // tokens, users or their tokens; caches of credentials key on it.
@@ -268,14 +279,30 @@ func (s *Store) observeRevision(id int64) {
 	}
 }
 
+// recentWindow is how many of the newest event ids LatestEventID counts, to
+// notice a transaction that took a lower id but committed after a higher
+// one (PostgreSQL sequences do not follow commit order).
+const recentWindow = 1000
+
 // LatestEventID reads the highest event id from the database (a cheap
-// primary-key lookup) and raises Revision to it.
+// primary-key lookup), raises Revision to it, and advances Generation when
+// anything changed since the last look.
 func (s *Store) LatestEventID(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
 	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
 		return 0, s.translate(err)
 	}
+	var recent int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE id > $1`, id.Int64-recentWindow).Scan(&recent); err != nil {
+		return 0, s.translate(err)
+	}
 	s.observeRevision(id.Int64)
+	s.fingerprintMu.Lock()
+	if fp := [2]int64{id.Int64, recent}; fp != s.fingerprint {
+		s.fingerprint = fp
+		s.generation.Add(1)
+	}
+	s.fingerprintMu.Unlock()
 	return id.Int64, nil
 }
 

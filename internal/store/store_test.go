@@ -178,3 +178,46 @@ func TestSQLiteFileNameWithURICharacters(t *testing.T) {
 		t.Fatalf("the database is not at %q: %v", path, err)
 	}
 }
+
+// A transaction that took a lower event id but commits after a higher one
+// (PostgreSQL sequences do not follow commit order) must still be noticed
+// by another instance, although the highest id does not move.
+func TestLateCommitOfLowerIDIsNoticed(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	writer, reader := servertest.OpenStore(t, db), servertest.OpenStore(t, db)
+	ctx := context.Background()
+	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- writer.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.Event(store.NewEvent{Type: "feature-updated", Actor: store.Actor{Name: "slow"}}); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	if err := writer.Tx(ctx, func(tx *store.Tx) error {
+		// Another type: the two transactions must not wait on one counter row.
+		return tx.Event(store.NewEvent{Type: "feature-created", Actor: store.Actor{Name: "fast"}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	maxBefore, err := reader.LatestEventID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := reader.Generation()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	maxAfter, err := reader.LatestEventID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxAfter != maxBefore || reader.Generation() == gen {
+		t.Fatalf("late commit unnoticed: max %d→%d, generation %d→%d", maxBefore, maxAfter, gen, reader.Generation())
+	}
+}

@@ -104,6 +104,9 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 		return s.translate(err)
 	}
 	s.observeRevision(tx.maxID)
+	if tx.events > 0 || tx.changed {
+		s.generation.Add(1)
+	}
 	if tx.credentialsChanged {
 		s.credentialRevision.Add(1)
 	}

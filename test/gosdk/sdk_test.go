@@ -70,6 +70,7 @@ func TestGoSDKReadsFlagsAndPostsMetrics(t *testing.T) {
 			unleash.WithRefreshInterval(200*time.Millisecond),
 			unleash.WithMetricsInterval(300*time.Millisecond),
 			unleash.WithListener(l),
+			unleash.WithBackupPath(t.TempDir()), // no flags from an earlier run
 		)
 		if err != nil {
 			t.Fatal(err)

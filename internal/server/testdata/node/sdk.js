@@ -1,7 +1,7 @@
 // Drives the official Node SDK (unleash-client) against a Bunting server:
 // waits for the first sync, prints the evaluations as one JSON line, then
 // waits until one metrics report was sent and exits.
-const { initialize } = require('unleash-client');
+const { initialize, InMemStorageProvider } = require('unleash-client');
 
 const [url, token] = process.argv.slice(2);
 const client = initialize({
@@ -12,6 +12,8 @@ const client = initialize({
   metricsInterval: 300,
   disableAutoStart: false,
   customHeaders: { Authorization: token },
+  // No file backup: a previous run's flags must never be evaluated here.
+  storageProvider: new InMemStorageProvider(),
 });
 
 const fail = (msg) => { console.error(msg); process.exit(1); };
