@@ -46,14 +46,21 @@ type featureView struct {
 // dependencies in a fixed number of queries, however many environments and
 // strategies the flag has.
 func loadFeatureView(q store.Q, f store.Feature) (featureView, error) {
+	return loadFeatureViewWith(q, f, nil)
+}
+
+// loadFeatureViewWith is loadFeatureView with the flag's strategies in
+// every environment already read (nil: read them).
+func loadFeatureViewWith(q store.Q, f store.Feature, strategies []store.Strategy) (featureView, error) {
 	v := featureView{Feature: f, Variants: []engine.Variant{}, Strategies: []store.Strategy{}, Environments: []featureEnvView{}}
 	fes, err := q.FeatureEnvironmentDetails(f.Name)
 	if err != nil {
 		return v, err
 	}
-	strategies, err := q.FeatureStrategies(f.Name)
-	if err != nil {
-		return v, err
+	if strategies == nil {
+		if strategies, err = q.FeatureStrategies(f.Name); err != nil {
+			return v, err
+		}
 	}
 	for _, fe := range fes {
 		ev := featureEnvView{Name: fe.Environment, FeatureName: f.Name, Environment: fe.Environment, Type: fe.Type,

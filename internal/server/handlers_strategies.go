@@ -69,13 +69,13 @@ func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabl
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
 	var view featureView
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		f, err := toggleInTx(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), enabled, activateDisabled)
+		f, strategies, err := toggleInTx(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), enabled, activateDisabled)
 		if err != nil {
 			return err
 		}
 		// Read in the same transaction: the response shows exactly this
 		// change, and costs no second connection checkout.
-		view, err = loadFeatureView(tx.Q, f)
+		view, err = loadFeatureViewWith(tx.Q, f, strategies)
 		return err
 	})
 	if err != nil {
@@ -93,24 +93,26 @@ func (s *Server) SetFeatureEnabled(ctx context.Context, p *Principal, project, f
 		return forbidden(PermUpdateFeatureEnvironment, env)
 	}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {
-		_, err := toggleInTx(tx, p, project, feature, env, enabled, false)
+		_, _, err := toggleInTx(tx, p, project, feature, env, enabled, false)
 		return err
 	})
 }
 
 // toggleInTx switches one flag in one environment, with its events, and
-// returns the flag.
-func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) (store.Feature, error) {
+// returns the flag and, when it read them and left them unchanged, its
+// strategies in every environment (nil otherwise).
+func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) (store.Feature, []store.Strategy, error) {
 	sc, err := loadScope(tx.Q, project, feature, env, false)
 	if err != nil {
-		return sc.f, err
+		return sc.f, nil, err
 	}
+	var strategies []store.Strategy
 	if enabled {
-		if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
-			return sc.f, err
+		if strategies, err = ensureActiveStrategyLoaded(tx, sc, p, activateDisabled); err != nil {
+			return sc.f, nil, err
 		}
 	}
-	return sc.f, setEnvironmentEnabled(tx, sc, p, enabled)
+	return sc.f, strategies, setEnvironmentEnabled(tx, sc, p, enabled)
 }
 
 // bulkToggleBody is the body of the bulk on/off routes.
@@ -143,7 +145,7 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 	names := slices.Compact(slices.Sorted(slices.Values(body.Features)))
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		for _, name := range names {
-			if _, err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
+			if _, _, err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
 				return err
 			}
 		}
@@ -156,14 +158,35 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 }
 
 func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {
-	// The common case (an active strategy exists) costs one cheap query.
-	if active, err := tx.HasEnabledStrategy(sc.feature, sc.env); err != nil || active {
-		return err
-	}
-	strategies, err := tx.Strategies(sc.feature, sc.env)
+	_, err := ensureActiveStrategyLoaded(tx, sc, p, activateDisabled)
+	return err
+}
+
+// ensureActiveStrategyLoaded is ensureActiveStrategy returning the flag's
+// strategies in every environment when it changed none of them (nil when
+// it did), so the caller can build the flag's view without reading them
+// again.
+func ensureActiveStrategyLoaded(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) ([]store.Strategy, error) {
+	all, err := tx.FeatureStrategies(sc.feature)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var strategies []store.Strategy
+	for _, st := range all {
+		if st.Environment == sc.env {
+			strategies = append(strategies, st)
+		}
+	}
+	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
+		return all, nil
+	}
+	return nil, activateOrAddStrategy(tx, sc, p, activateDisabled, strategies)
+}
+
+// activateOrAddStrategy gives a flag environment without an active
+// strategy one: its disabled strategies re-activated when asked, or else a
+// 100% gradual rollout.
+func activateOrAddStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool, strategies []store.Strategy) error {
 	if activateDisabled && len(strategies) > 0 {
 		for _, st := range strategies {
 			old := st

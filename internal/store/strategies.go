@@ -59,15 +59,6 @@ func (q Q) FeatureStrategies(feature string) ([]Strategy, error) {
 // AllStrategies lists every strategy of every flag.
 func (q Q) AllStrategies() ([]Strategy, error) { return q.strategiesWhere(`1 = 1`) }
 
-// HasEnabledStrategy reports whether a flag has at least one strategy
-// that is not disabled in an environment.
-func (q Q) HasEnabledStrategy(feature, env string) (bool, error) {
-	var n int
-	err := q.row([]any{&n}, `SELECT COUNT(*) FROM (SELECT 1 FROM feature_strategies
-		WHERE feature_name = $1 AND environment = $2 AND disabled = $3 LIMIT 1) enabled_strategy`, feature, env, false)
-	return n > 0, err
-}
-
 // strategyWithSegmentsQuery reads strategies with their segment links in
 // one query: one row per (strategy, segment), or one row with a NULL
 // segment for a strategy without any.
