@@ -2,6 +2,7 @@ package serverbench
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,9 @@ func benchToggle(b *testing.B, h *servertest.Harness, clients int) {
 					failed.Add(1)
 				}
 				if res != nil {
+					// Drained, so the keep-alive connection is reused as a
+					// real client's would be (an unread body closes it).
+					_, _ = io.Copy(io.Discard, res.Body)
 					res.Body.Close()
 				}
 			}

@@ -43,28 +43,28 @@ type featureView struct {
 }
 
 // loadFeatureView assembles a flag with its environments, strategies and
-// dependencies.
+// dependencies in a fixed number of queries, however many environments and
+// strategies the flag has.
 func loadFeatureView(q store.Q, f store.Feature) (featureView, error) {
+	return loadFeatureViewWith(q, f, nil)
+}
+
+// loadFeatureViewWith is loadFeatureView with the flag's strategies in
+// every environment already read (nil: read them).
+func loadFeatureViewWith(q store.Q, f store.Feature, strategies []store.Strategy) (featureView, error) {
 	v := featureView{Feature: f, Variants: []engine.Variant{}, Strategies: []store.Strategy{}, Environments: []featureEnvView{}}
-	envs, err := q.Environments()
+	fes, err := q.FeatureEnvironmentDetails(f.Name)
 	if err != nil {
 		return v, err
 	}
-	envByName := map[string]store.Environment{}
-	for _, e := range envs {
-		envByName[e.Name] = e
-	}
-	fes, err := q.FeatureEnvironments(f.Name)
-	if err != nil {
-		return v, err
-	}
-	strategies, err := q.FeatureStrategies(f.Name)
-	if err != nil {
-		return v, err
+	if strategies == nil {
+		if strategies, err = q.FeatureStrategies(f.Name); err != nil {
+			return v, err
+		}
 	}
 	for _, fe := range fes {
-		ev := featureEnvView{Name: fe.Environment, FeatureName: f.Name, Environment: fe.Environment, Type: envByName[fe.Environment].Type,
-			Enabled: fe.Enabled, SortOrder: envByName[fe.Environment].SortOrder, VariantCount: len(fe.Variants),
+		ev := featureEnvView{Name: fe.Environment, FeatureName: f.Name, Environment: fe.Environment, Type: fe.Type,
+			Enabled: fe.Enabled, SortOrder: fe.SortOrder, VariantCount: len(fe.Variants),
 			Variants: fe.Variants, LastSeenAt: fe.LastSeenAt, Strategies: []store.Strategy{}}
 		for _, st := range strategies {
 			if st.Environment == fe.Environment {
@@ -76,10 +76,7 @@ func loadFeatureView(q store.Q, f store.Feature) (featureView, error) {
 		v.Enabled = v.Enabled || fe.Enabled
 		v.Environments = append(v.Environments, ev)
 	}
-	if v.Children, err = q.Children(f.Name); err != nil {
-		return v, err
-	}
-	v.Dependencies, err = q.Dependencies(f.Name)
+	v.Dependencies, v.Children, err = q.DependencyLinks(f.Name)
 	return v, err
 }
 

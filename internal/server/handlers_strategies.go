@@ -29,10 +29,7 @@ func loadFeatureEnv(q store.Q, r *http.Request, allowArchived bool) (featureEnvS
 func loadScope(q store.Q, project, feature, env string, allowArchived bool) (featureEnvScope, error) {
 	sc := featureEnvScope{project: project, feature: feature, env: env}
 	var err error
-	if sc.f, err = q.FeatureInProject(sc.project, sc.feature); err != nil {
-		return sc, err
-	}
-	if sc.fe, err = q.FeatureEnvironment(sc.feature, sc.env); err != nil {
+	if sc.f, sc.fe, err = q.FeatureWithEnvironment(sc.project, sc.feature, sc.env); err != nil {
 		return sc, err
 	}
 	if sc.f.Archived && !allowArchived {
@@ -70,14 +67,21 @@ func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) e
 func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
-	name := r.PathValue("featureName")
+	var view featureView
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		return toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled)
+		f, strategies, err := toggleInTx(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("environment"), enabled, activateDisabled)
+		if err != nil {
+			return err
+		}
+		// Read in the same transaction: the response shows exactly this
+		// change, and costs no second connection checkout.
+		view, err = loadFeatureViewWith(tx.Q, f, strategies)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.respondFeature(w, r, http.StatusOK, name)
+	return writeJSON(w, http.StatusOK, view)
 }
 
 // SetFeatureEnabled turns a flag on or off in an environment on behalf of
@@ -89,22 +93,26 @@ func (s *Server) SetFeatureEnabled(ctx context.Context, p *Principal, project, f
 		return forbidden(PermUpdateFeatureEnvironment, env)
 	}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {
-		return toggleInTx(tx, p, project, feature, env, enabled, false)
+		_, _, err := toggleInTx(tx, p, project, feature, env, enabled, false)
+		return err
 	})
 }
 
-// toggleInTx switches one flag in one environment, with its events.
-func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) error {
+// toggleInTx switches one flag in one environment, with its events, and
+// returns the flag and, when it read them and left them unchanged, its
+// strategies in every environment (nil otherwise).
+func toggleInTx(tx *store.Tx, p *Principal, project, feature, env string, enabled, activateDisabled bool) (store.Feature, []store.Strategy, error) {
 	sc, err := loadScope(tx.Q, project, feature, env, false)
 	if err != nil {
-		return err
+		return sc.f, nil, err
 	}
+	var strategies []store.Strategy
 	if enabled {
-		if err := ensureActiveStrategy(tx, sc, p, activateDisabled); err != nil {
-			return err
+		if strategies, err = ensureActiveStrategyLoaded(tx, sc, p, activateDisabled); err != nil {
+			return sc.f, nil, err
 		}
 	}
-	return setEnvironmentEnabled(tx, sc, p, enabled)
+	return sc.f, strategies, setEnvironmentEnabled(tx, sc, p, enabled)
 }
 
 // bulkToggleBody is the body of the bulk on/off routes.
@@ -137,7 +145,7 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 	names := slices.Compact(slices.Sorted(slices.Values(body.Features)))
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		for _, name := range names {
-			if err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
+			if _, _, err := toggleInTx(tx, p, r.PathValue("projectId"), name, r.PathValue("environment"), enabled, activateDisabled); err != nil {
 				return err
 			}
 		}
@@ -150,13 +158,35 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 }
 
 func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) error {
-	strategies, err := tx.Strategies(sc.feature, sc.env)
+	_, err := ensureActiveStrategyLoaded(tx, sc, p, activateDisabled)
+	return err
+}
+
+// ensureActiveStrategyLoaded is ensureActiveStrategy returning the flag's
+// strategies in every environment when it changed none of them (nil when
+// it did), so the caller can build the flag's view without reading them
+// again.
+func ensureActiveStrategyLoaded(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool) ([]store.Strategy, error) {
+	all, err := tx.FeatureStrategies(sc.feature)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var strategies []store.Strategy
+	for _, st := range all {
+		if st.Environment == sc.env {
+			strategies = append(strategies, st)
+		}
 	}
 	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
-		return nil
+		return all, nil
 	}
+	return nil, activateOrAddStrategy(tx, sc, p, activateDisabled, strategies)
+}
+
+// activateOrAddStrategy gives a flag environment without an active
+// strategy one: its disabled strategies re-activated when asked, or else a
+// 100% gradual rollout.
+func activateOrAddStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool, strategies []store.Strategy) error {
 	if activateDisabled && len(strategies) > 0 {
 		for _, st := range strategies {
 			old := st

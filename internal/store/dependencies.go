@@ -37,6 +37,36 @@ func (q Q) Children(parent string) ([]string, error) {
 	return collectStrings(q, rows)
 }
 
+// DependencyLinks returns, in one query, the flags feature depends on (as
+// Dependencies would) and the flags that depend on it (as Children would).
+func (q Q) DependencyLinks(feature string) (deps []Dependency, children []string, err error) {
+	rows, err := q.query(`SELECT child, parent, enabled, variants FROM feature_dependencies
+		WHERE child = $1 OR parent = $1 ORDER BY child, parent`, feature)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	deps, children = []Dependency{}, []string{}
+	for rows.Next() {
+		var d Dependency
+		var variants string
+		if err := rows.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
+			return nil, nil, q.s.translate(err)
+		}
+		if d.Feature == feature {
+			children = append(children, d.Child)
+		}
+		if d.Child != feature {
+			continue
+		}
+		if err := decodeJSON(variants, &d.Variants); err != nil {
+			return nil, nil, q.s.translate(err)
+		}
+		deps = append(deps, d)
+	}
+	return deps, children, q.s.translate(rows.Err())
+}
+
 // UpsertDependency adds or replaces child's dependency on d.Feature.
 func (q Q) UpsertDependency(child string, d Dependency) error {
 	_, err := q.exec(`INSERT INTO feature_dependencies (child, parent, enabled, variants) VALUES ($1, $2, $3, $4)

@@ -143,6 +143,85 @@ func (q Q) FeatureEnvironments(feature string) ([]FeatureEnvironment, error) {
 	return out, q.s.translate(rows.Err())
 }
 
+// FeatureWithEnvironment returns a flag of project with its state in env
+// in one query, with the errors of FeatureInProject and then
+// FeatureEnvironment.
+func (q Q) FeatureWithEnvironment(project, name, env string) (Feature, FeatureEnvironment, error) {
+	var (
+		fe        FeatureEnvironment
+		feName    sql.NullString
+		enabled   sql.NullBool
+		variants  sql.NullString
+		feSeen    sql.NullInt64
+		featureSc = rowScanner{}
+	)
+	row := q.q.QueryRowContext(q.ctx, `SELECT f.name, f.project_id, f.type, f.description, f.stale, f.potentially_stale,
+		f.impression_data, f.archived_at, f.created_at, f.created_by, f.last_seen_at,
+		fe.feature_name, fe.enabled, fe.variants, fe.last_seen_at
+		FROM features f LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = $2
+		WHERE f.name = $1`, name, env)
+	featureSc.scan = func(dest ...any) error { return row.Scan(append(dest, &feName, &enabled, &variants, &feSeen)...) }
+	f, err := scanFeature(featureSc)
+	if err == sql.ErrNoRows {
+		return f, fe, apierr.NotFound("There's no feature named \"%s\" in project \"%s\".", name, project)
+	}
+	if err != nil {
+		return f, fe, q.s.translate(err)
+	}
+	if f.Project != project {
+		return f, fe, apierr.NotFound("There's no feature named \"%s\" in project \"%s\", but there's a feature with that name in project \"%s\"", name, project, f.Project)
+	}
+	if !feName.Valid {
+		return f, fe, apierr.NotFound("Could not find environment %s for feature: %s", env, name)
+	}
+	fe = FeatureEnvironment{FeatureName: name, Environment: env, Enabled: enabled.Bool, LastSeenAt: timePtr(feSeen), Variants: []engine.Variant{}}
+	return f, fe, q.s.translate(decodeJSON(variants.String, &fe.Variants))
+}
+
+// rowScanner adapts a scan function to scanFeature's argument.
+type rowScanner struct{ scan func(dest ...any) error }
+
+func (r rowScanner) Scan(dest ...any) error { return r.scan(dest...) }
+
+// FeatureEnvironmentDetail is a flag's state in one environment with the
+// environment's own type and sort order.
+type FeatureEnvironmentDetail struct {
+	FeatureEnvironment
+	Type      string
+	SortOrder int
+}
+
+// FeatureEnvironmentDetails lists a flag's environments like
+// FeatureEnvironments, with each environment's type and sort order, in one
+// query.
+func (q Q) FeatureEnvironmentDetails(feature string) ([]FeatureEnvironmentDetail, error) {
+	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at, e.type, e.sort_order
+		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
+		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []FeatureEnvironmentDetail{}
+	for rows.Next() {
+		var (
+			d        FeatureEnvironmentDetail
+			variants string
+			lastSeen sql.NullInt64
+		)
+		if err := rows.Scan(&d.FeatureName, &d.Environment, &d.Enabled, &variants, &lastSeen, &d.Type, &d.SortOrder); err != nil {
+			return nil, q.s.translate(err)
+		}
+		d.LastSeenAt = timePtr(lastSeen)
+		d.Variants = []engine.Variant{}
+		if err := decodeJSON(variants, &d.Variants); err != nil {
+			return nil, q.s.translate(err)
+		}
+		out = append(out, d)
+	}
+	return out, q.s.translate(rows.Err())
+}
+
 func scanFeatureEnvironment(sc interface{ Scan(...any) error }) (FeatureEnvironment, error) {
 	var (
 		fe       FeatureEnvironment

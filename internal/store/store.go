@@ -96,12 +96,39 @@ type Store struct {
 	revision atomic.Int64
 	// credentialRevision counts committed changes to tokens and users.
 	credentialRevision atomic.Int64
+	// writeSlot serialises this process's write transactions on SQLite,
+	// which has a single writer: waiting here wakes up as soon as the
+	// writer finishes, where SQLite's busy handler sleeps and retries with
+	// growing back-off. nil on PostgreSQL.
+	writeSlot chan struct{}
 	// generation changes whenever a change is seen: committed here, or
 	// found by LatestEventID (including a late commit of a lower id).
 	generation atomic.Int64
 	// fingerprint is what LatestEventID saw last time.
 	fingerprintMu sync.Mutex
 	fingerprint   [2]int64
+}
+
+// writeSlotTimeout bounds the wait for the SQLite writer (as busy_timeout
+// does inside SQLite).
+const writeSlotTimeout = 10 * time.Second
+
+// acquireWriteSlot waits for the write slot (SQLite only) and returns its
+// release function.
+func (s *Store) acquireWriteSlot(ctx context.Context) (release func(), err error) {
+	if s.writeSlot == nil {
+		return func() {}, nil
+	}
+	timer := time.NewTimer(writeSlotTimeout)
+	defer timer.Stop()
+	select {
+	case s.writeSlot <- struct{}{}:
+		return func() { <-s.writeSlot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return nil, s.translate(errors.New("store: timed out waiting for the SQLite writer"))
+	}
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -146,6 +173,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, dialect: dialect, log: log, now: time.Now}
+	if dialect.Name == "sqlite" {
+		s.writeSlot = make(chan struct{}, 1)
+	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", dialect.Name, err)

@@ -221,3 +221,52 @@ func TestLateCommitOfLowerIDIsNoticed(t *testing.T) {
 		t.Fatalf("late commit unnoticed: max %d→%d, generation %d→%d", maxBefore, maxAfter, gen, reader.Generation())
 	}
 }
+
+// The per-(type, project, flag) counters behind event search totals must
+// agree with the event rows, however the events were written.
+func TestEventCountsFollowEvents(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		ctx := context.Background()
+		write := func(evs ...store.NewEvent) {
+			t.Helper()
+			if err := st.Tx(ctx, func(tx *store.Tx) error {
+				for _, ev := range evs {
+					if err := tx.Event(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		on := store.NewEvent{Type: "feature-environment-enabled", Project: "default", FeatureName: "counted", Environment: "development", Actor: store.Actor{Name: "t"}}
+		off := on
+		off.Type = "feature-environment-disabled"
+		write(on, off, on)
+		write(off)
+		write(store.NewEvent{Type: "project-created", Actor: store.Actor{Name: "t"}})
+		q := st.Q(ctx)
+		for _, c := range []struct {
+			f    store.EventFilter
+			want int
+		}{
+			{store.EventFilter{Feature: "counted"}, 4},
+			{store.EventFilter{Feature: "counted", Type: on.Type}, 2},
+			{store.EventFilter{Project: "default", Type: off.Type}, 2},
+		} {
+			events, total, err := q.Events(c.f)
+			if err != nil || total != c.want || len(events) != c.want {
+				t.Fatalf("%+v: total %d, %d events, err %v; want %d", c.f, total, len(events), err, c.want)
+			}
+		}
+		var rows, counted int
+		if err := st.DB().QueryRow(`SELECT (SELECT COUNT(*) FROM events), (SELECT COALESCE(SUM(n), 0) FROM event_counts)`).Scan(&rows, &counted); err != nil {
+			t.Fatal(err)
+		}
+		if rows != counted {
+			t.Fatalf("%d events but counters sum to %d", rows, counted)
+		}
+	})
+}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"strings"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -10,85 +9,91 @@ import (
 
 const strategyColumns = `id, feature_name, environment, strategy_name, title, disabled, sort_order, parameters, constraints, variants, created_at`
 
-func scanStrategy(sc interface{ Scan(...any) error }) (Strategy, error) {
-	var (
-		st                            Strategy
-		title                         sql.NullString
-		params, constraints, variants string
-		created                       int64
-	)
-	if err := sc.Scan(&st.ID, &st.FeatureName, &st.Environment, &st.Name, &title, &st.Disabled, &st.SortOrder,
-		&params, &constraints, &variants, &created); err != nil {
-		return st, err
-	}
-	st.Title, st.CreatedAt = strPtr(title), FromMillis(created)
+// strategyRow is a feature_strategies row as stored, before its JSON
+// columns are decoded.
+type strategyRow struct {
+	st                            Strategy
+	title                         sql.NullString
+	params, constraints, variants string
+	created                       int64
+}
+
+func (r *strategyRow) dest() []any {
+	return []any{&r.st.ID, &r.st.FeatureName, &r.st.Environment, &r.st.Name, &r.title, &r.st.Disabled, &r.st.SortOrder,
+		&r.params, &r.constraints, &r.variants, &r.created}
+}
+
+// decode turns the stored row into a Strategy (without segment links).
+func (r *strategyRow) decode() (Strategy, error) {
+	st := r.st
+	st.Title, st.CreatedAt = strPtr(r.title), FromMillis(r.created)
 	st.Parameters, st.Constraints, st.Variants, st.Segments = map[string]string{}, []engine.Constraint{}, []engine.Variant{}, []int{}
-	if err := decodeJSON(params, &st.Parameters); err != nil {
+	if err := decodeJSON(r.params, &st.Parameters); err != nil {
 		return st, err
 	}
-	if err := decodeJSON(constraints, &st.Constraints); err != nil {
+	if err := decodeJSON(r.constraints, &st.Constraints); err != nil {
 		return st, err
 	}
-	return st, decodeJSON(variants, &st.Variants)
+	return st, decodeJSON(r.variants, &st.Variants)
+}
+
+func scanStrategy(sc interface{ Scan(...any) error }) (Strategy, error) {
+	var r strategyRow
+	if err := sc.Scan(r.dest()...); err != nil {
+		return r.st, err
+	}
+	return r.decode()
 }
 
 // Strategies lists a flag's strategies in an environment by sort order
 // (ties by creation), with their segment ids.
 func (q Q) Strategies(feature, env string) ([]Strategy, error) {
-	return q.strategiesWhere(`feature_name = $1 AND environment = $2`, feature, env)
+	return q.strategiesWhere(`fs.feature_name = $1 AND fs.environment = $2`, feature, env)
 }
 
 // FeatureStrategies lists a flag's strategies in every environment.
 func (q Q) FeatureStrategies(feature string) ([]Strategy, error) {
-	return q.strategiesWhere(`feature_name = $1`, feature)
+	return q.strategiesWhere(`fs.feature_name = $1`, feature)
 }
 
 // AllStrategies lists every strategy of every flag.
 func (q Q) AllStrategies() ([]Strategy, error) { return q.strategiesWhere(`1 = 1`) }
 
+// strategyWithSegmentsQuery reads strategies with their segment links in
+// one query: one row per (strategy, segment), or one row with a NULL
+// segment for a strategy without any.
+const strategyWithSegmentsQuery = `SELECT fs.id, fs.feature_name, fs.environment, fs.strategy_name, fs.title, fs.disabled,
+	fs.sort_order, fs.parameters, fs.constraints, fs.variants, fs.created_at, fss.segment_id
+	FROM feature_strategies fs LEFT JOIN feature_strategy_segments fss ON fss.strategy_id = fs.id WHERE `
+
 func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
-	rows, err := q.query(`SELECT `+strategyColumns+` FROM feature_strategies WHERE `+cond+` ORDER BY sort_order, created_at, id`, args...)
+	rows, err := q.query(strategyWithSegmentsQuery+cond+` ORDER BY fs.sort_order, fs.created_at, fs.id, fss.segment_id`, args...)
 	if err != nil {
 		return nil, err
 	}
-	var out []Strategy
-	index := map[string]int{}
-	func() {
-		defer rows.Close()
-		for rows.Next() {
-			var st Strategy
-			if st, err = scanStrategy(rows); err != nil {
-				return
-			}
-			index[st.ID] = len(out)
-			out = append(out, st)
-		}
-		err = rows.Err()
-	}()
-	if err != nil {
-		return nil, q.s.translate(err)
-	}
-	if len(out) == 0 {
-		return []Strategy{}, nil
-	}
-	segs, err := q.query(`SELECT fss.strategy_id, fss.segment_id FROM feature_strategy_segments fss
-		JOIN feature_strategies fs ON fs.id = fss.strategy_id WHERE `+strings.ReplaceAll(cond, "feature_name", "fs.feature_name")+
-		` ORDER BY fss.segment_id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer segs.Close()
-	for segs.Next() {
-		var id string
-		var seg int
-		if err := segs.Scan(&id, &seg); err != nil {
+	defer rows.Close()
+	out := []Strategy{}
+	for rows.Next() {
+		var (
+			r   strategyRow
+			seg sql.NullInt64
+		)
+		if err := rows.Scan(append(r.dest(), &seg)...); err != nil {
 			return nil, q.s.translate(err)
 		}
-		if i, ok := index[id]; ok {
-			out[i].Segments = append(out[i].Segments, seg)
+		if n := len(out); n == 0 || out[n-1].ID != r.st.ID {
+			st, err := r.decode()
+			if err != nil {
+				return nil, q.s.translate(err)
+			}
+			out = append(out, st)
+		}
+		if seg.Valid {
+			last := &out[len(out)-1]
+			last.Segments = append(last.Segments, int(seg.Int64))
 		}
 	}
-	return out, q.s.translate(segs.Err())
+	return out, q.s.translate(rows.Err())
 }
 
 // Strategy returns one strategy by id or a NotFound error.

@@ -85,6 +85,11 @@ var ErrChangeWithoutEvent = errors.New("store: a change was made without writing
 // back with ErrChangeWithoutEvent. The events' ids raise Revision once the
 // commit succeeds.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	release, err := s.acquireWriteSlot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.translate(err)
@@ -182,16 +187,8 @@ func (tx *Tx) Event(ev NewEvent) error {
 			return err
 		}
 	}
-	var id int64
-	err = tx.row([]any{&id}, `INSERT INTO events (type, created_by, created_by_user_id, created_at, data, pre_data, tags, feature_name, project, environment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		ev.Type, actorName(ev.Actor), ev.Actor.UserID, tx.at, data, pre, tags,
-		nullString(ev.FeatureName), nullString(ev.Project), nullString(ev.Environment))
+	id, err := tx.insertEvent(ev, data, pre, tags)
 	if err != nil {
-		return err
-	}
-	if _, err := tx.exec(`INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $2, $3, 1)
-		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1`, ev.Type, ev.Project, ev.FeatureName); err != nil {
 		return err
 	}
 	if tx.s.dialect.Name == "sqlite" {
@@ -208,6 +205,35 @@ func (tx *Tx) Event(ev NewEvent) error {
 		}
 	}
 	return nil
+}
+
+const (
+	insertEventSQL = `INSERT INTO events (type, created_by, created_by_user_id, created_at, data, pre_data, tags, feature_name, project, environment)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+	countEventSQL = `INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $2, $3, 1)
+		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1`
+	// insertAndCountEventSQL is both in one PostgreSQL statement; $11 and
+	// $12 are the counter's (non-null) project and flag.
+	insertAndCountEventSQL = `WITH inserted AS (` + insertEventSQL + `), counted AS (
+		INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $11, $12, 1)
+		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1) SELECT id FROM inserted`
+)
+
+// insertEvent writes the event row and counts it. PostgreSQL does both in
+// one statement (one round trip); SQLite, in process, runs them in turn.
+func (tx *Tx) insertEvent(ev NewEvent, data, pre *string, tags string) (int64, error) {
+	args := []any{ev.Type, actorName(ev.Actor), ev.Actor.UserID, tx.at, data, pre, tags,
+		nullString(ev.FeatureName), nullString(ev.Project), nullString(ev.Environment)}
+	var id int64
+	if tx.s.dialect.Name == "postgres" {
+		err := tx.row([]any{&id}, insertAndCountEventSQL, append(args, ev.Project, ev.FeatureName)...)
+		return id, err
+	}
+	if err := tx.row([]any{&id}, insertEventSQL, args...); err != nil {
+		return 0, err
+	}
+	_, err := tx.exec(countEventSQL, ev.Type, ev.Project, ev.FeatureName)
+	return id, err
 }
 
 func deref(s *string) string {
