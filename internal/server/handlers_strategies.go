@@ -194,7 +194,7 @@ func activateOrAddStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activ
 			if err := tx.UpdateStrategy(st); err != nil {
 				return err
 			}
-			if err := tx.Event(sc.event("feature-strategy-update", p, strategyEventData(st), strategyEventData(old))); err != nil {
+			if err := tx.Event(sc.event("feature-strategy-update", p, st, old)); err != nil {
 				return err
 			}
 		}
@@ -213,18 +213,23 @@ func activateOrAddStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activ
 	if err := tx.InsertStrategy(st); err != nil {
 		return err
 	}
-	return tx.Event(sc.event("feature-strategy-add", p, strategyEventData(st), nil))
+	return tx.Event(sc.event("feature-strategy-add", p, st, nil))
 }
 
-func strategyEventData(st store.Strategy) store.Strategy { return st }
-
-func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) error {
+// loadEnvStrategies reads the flag environment of the path and its
+// strategies, for the read-only routes.
+func (s *Server) loadEnvStrategies(r *http.Request) (featureEnvScope, []store.Strategy, error) {
 	q := s.store.Q(r.Context())
 	sc, err := loadFeatureEnv(q, r, true)
 	if err != nil {
-		return err
+		return sc, nil, err
 	}
 	strategies, err := q.Strategies(sc.feature, sc.env)
+	return sc, strategies, err
+}
+
+func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) error {
+	sc, strategies, err := s.loadEnvStrategies(r)
 	if err != nil {
 		return err
 	}
@@ -233,12 +238,7 @@ func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) listStrategies(w http.ResponseWriter, r *http.Request) error {
-	q := s.store.Q(r.Context())
-	sc, err := loadFeatureEnv(q, r, true)
-	if err != nil {
-		return err
-	}
-	strategies, err := q.Strategies(sc.feature, sc.env)
+	_, strategies, err := s.loadEnvStrategies(r)
 	if err != nil {
 		return err
 	}
