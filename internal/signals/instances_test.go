@@ -233,3 +233,52 @@ func TestLeaseTakeover(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedClaimIsProcessed leaves a signal claimed by an instance that
+// held the lease and then stopped without processing it: once that lease
+// and claim are older than the lease duration, a running instance processes
+// the signal — once.
+func TestAbandonedClaimIsProcessed(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		const lease = 400 * time.Millisecond
+		a := servertest.Start(t, db, func(c *server.Config) {
+			c.Signals.RatePerSecond = 1000
+			c.Signals.LeaseDuration = lease
+		})
+		source, token := endpoint(t, a, "alerts")
+		actor := serviceAccount(t, a, "bot", "Editor")
+		flag(t, a, "checkout")
+		a.Do(t, "POST", "/api/admin/projects/default/actions", a.AdminToken,
+			actionSet("kill", actor, source, "TOGGLE_FEATURE_OFF", "checkout")).Want(t, 201)
+
+		// The "dead" instance takes the lease, so the running one cannot
+		// process the signal first, then claims it and stops.
+		q := a.Store.Q(context.Background())
+		if held, err := q.AcquireSignalLease("dead", time.Now().Add(lease)); err != nil || !held {
+			t.Fatalf("lease: %v %v", held, err)
+		}
+		signal(t, a, "alerts", token, map[string]any{"severity": "critical"}).Want(t, 200)
+		sg, ok, err := q.ClaimNextSignal("dead")
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if !flagEnabled(t, a, "checkout") {
+			t.Fatal("the flag was switched off while the signal was claimed by the stopped instance")
+		}
+
+		waited := eventually(t, 10*time.Second, "the abandoned signal was never processed", func() bool {
+			return !flagEnabled(t, a, "checkout")
+		})
+		allProcessed(t, a)
+		if waited < lease/2 {
+			t.Fatalf("the claim was taken over after %v, before the lease (%v) ran out", waited, lease)
+		}
+		by, err := q.SignalClaimedBy(sg.ID)
+		if err != nil || by == nil || *by == "dead" {
+			t.Fatalf("signal %d claimed by %v (%v), want the running instance", sg.ID, by, err)
+		}
+		if n := len(events(t, a, "feature-environment-disabled")); n != 1 {
+			t.Fatalf("%d feature-environment-disabled events, want 1", n)
+		}
+	})
+}

@@ -54,18 +54,29 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// processPending handles every unclaimed signal while this instance holds
-// the lease.
+// processPending handles every unprocessed signal while this instance
+// holds the lease.
 func (s *Service) processPending(ctx context.Context) error {
 	q := s.store.Q(ctx)
 	for {
-		pending, err := q.HasUnclaimedSignals()
+		pending, err := q.HasUnprocessedSignals()
 		if err != nil || !pending {
 			return err
 		}
-		held, err := q.AcquireSignalLease(s.instance, s.store.Now().Add(s.cfg.LeaseDuration))
+		now := s.store.Now()
+		held, err := q.AcquireSignalLease(s.instance, now.Add(s.cfg.LeaseDuration))
 		if err != nil || !held {
 			return err
+		}
+		// A claim older than a lease, never marked processed, was left by
+		// an instance that stopped mid-way: process the signal again
+		// rather than never.
+		released, err := q.ReleaseAbandonedSignalClaims(now.Add(-s.cfg.LeaseDuration))
+		if err != nil {
+			return err
+		}
+		if released > 0 {
+			s.log.Warn("re-queued signals whose processing an instance abandoned", "signals", released)
 		}
 		sg, ok, err := q.ClaimNextSignal(s.instance)
 		if err != nil || !ok {

@@ -357,11 +357,21 @@ func (q Q) ReleaseSignalLease(holder string) error {
 	return err
 }
 
-// HasUnclaimedSignals reports whether some signal awaits processing.
-func (q Q) HasUnclaimedSignals() (bool, error) {
+// HasUnprocessedSignals reports whether some signal awaits processing,
+// claimed or not.
+func (q Q) HasUnprocessedSignals() (bool, error) {
 	var id sql.NullInt64
-	err := q.row([]any{&id}, `SELECT MIN(id) FROM signals WHERE claimed_by IS NULL`)
+	err := q.row([]any{&id}, `SELECT MIN(id) FROM signals WHERE processed_at IS NULL`)
 	return id.Valid, err
+}
+
+// ReleaseAbandonedSignalClaims makes signals claimed before claimedBefore
+// but never marked processed claimable again, and returns how many there
+// were. Such a claim belongs to an instance that stopped (or failed to
+// record the result) while processing; only the lease holder calls this.
+func (q Q) ReleaseAbandonedSignalClaims(claimedBefore time.Time) (int64, error) {
+	return q.exec(`UPDATE signals SET claimed_by = NULL, claimed_at = NULL
+		WHERE processed_at IS NULL AND claimed_by IS NOT NULL AND claimed_at < $1`, Millis(claimedBefore))
 }
 
 // ClaimNextSignal marks the oldest unclaimed signal as claimed by holder
