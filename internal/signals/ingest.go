@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -64,7 +65,7 @@ func (s *Service) authenticate(q store.Q, e store.SignalEndpoint, header string)
 
 // signalPayload reads the optional JSON body; an empty body is {}.
 func signalPayload(r *http.Request, limit int64) (json.RawMessage, error) {
-	body, err := readBody(r, limit)
+	body, err := httpjson.ReadBody(r, limit)
 	if err != nil {
 		return nil, err
 	}

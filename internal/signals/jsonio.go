@@ -1,70 +1,22 @@
 package signals
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
-// readBody reads the whole body, turning an oversized one into 413.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, apierr.TooLarge("request body is larger than the limit of %d bytes", mbe.Limit)
-	}
-	if err != nil {
-		return nil, apierr.Validation("could not read the request body: %v", err)
-	}
-	return body, nil
-}
+// bodyLimit caps the admin request bodies of the signal surfaces.
+const bodyLimit = 1 << 20
 
-// decodeBody decodes a required JSON object body into dst; malformed JSON
-// or a mistyped property is a 400 naming the property.
-func decodeBody(r *http.Request, dst any) error {
-	body, err := readBody(r, 1<<20)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return apierr.Validation("The request body is required but was empty.")
-	}
-	err = json.Unmarshal(body, dst)
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return apierr.Validation("The `%s` property must be of another type; you sent %s.", typeErr.Field, typeErr.Value)
-	case errors.As(err, &typeErr):
-		return apierr.Validation("The request body must be a JSON object, not %s.", typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return apierr.Validation("The request body is not valid JSON: %s at position %d.", syntaxErr.Error(), syntaxErr.Offset)
-	default:
-		return apierr.Validation("The request body is not valid: %v", err)
-	}
-}
+// decodeBody decodes a required JSON body into dst; malformed JSON or a
+// mistyped property is a 400 naming the property.
+func decodeBody(r *http.Request, dst any) error { return httpjson.Decode(r, bodyLimit, dst) }
 
 // writeJSON sends v with a status.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return apierr.Internal(err)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	return nil
-}
+func writeJSON(w http.ResponseWriter, status int, v any) error { return httpjson.Write(w, status, v) }
 
 // pathID parses a numeric path value; anything else is a 404, as the
 // resource cannot exist.
