@@ -69,10 +69,7 @@ func (s *Service) ListEndpoints(w http.ResponseWriter, r *http.Request) error {
 // CreateEndpoint answers POST /api/admin/signal-endpoints.
 func (s *Service) CreateEndpoint(w http.ResponseWriter, r *http.Request) error {
 	var body endpointBody
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
 	actor := s.hooks.Actor(r)
@@ -112,10 +109,7 @@ func (s *Service) UpdateEndpoint(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body endpointBody
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
 	return s.changeEndpoint(w, r, id, func(e *store.SignalEndpoint) {
@@ -245,10 +239,7 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body tokenBody
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
 	actor := s.hooks.Actor(r)
@@ -294,10 +285,7 @@ func (s *Service) RenameToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body tokenBody
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	if err := body.validate(); err != nil {
+	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
 	actor := s.hooks.Actor(r)
