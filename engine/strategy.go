@@ -51,7 +51,7 @@ type strategy struct {
 	algo        algorithm
 	constraints []*constraint // own constraints, then the segments'
 	percentage  float64       // rollouts
-	prefix      string        // rollouts: "groupId:"
+	prefix      hashPrefix    // rollouts: "groupId:" under rolloutSeed
 	stickiness  stickiness    // flexibleRollout
 	userIDs     map[string]struct{}
 	prefixes    []netip.Prefix // remoteAddress
@@ -106,14 +106,14 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 			cs.algo = algoSessionRollout
 		}
 		cs.percentage = parsePercentage(p, "percentage")
-		cs.prefix = groupPrefix(p["groupId"])
+		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(p["groupId"]))
 	case "gradualRolloutRandom":
 		cs.algo = algoRandomRollout
 		cs.percentage = parsePercentage(p, "percentage")
 	case "flexibleRollout":
 		cs.algo = algoFlexibleRollout
 		cs.percentage = parsePercentage(p, "rollout")
-		cs.prefix = groupPrefix(groupOrFlagName(p, flagName))
+		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(groupOrFlagName(p, flagName)))
 		cs.stickiness = newStickiness(p["stickiness"], cfg.fields)
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
@@ -212,7 +212,7 @@ func (cs *strategy) rolloutOn(id string) bool {
 	if id == "" {
 		return false
 	}
-	return float64(normalizedHash(rolloutSeed, cs.prefix, id, 100)) <= cs.percentage
+	return float64(cs.prefix.normalized(id, 100)) <= cs.percentage
 }
 
 func (cs *strategy) flexibleOn(st *evalState) bool {
