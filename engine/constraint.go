@@ -167,6 +167,12 @@ func (c *constraint) test(st *evalState) bool {
 	switch c.op {
 	case opDateAfter, opDateBefore:
 		return c.testDate(st)
+	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
+		return c.testNumber(st)
+	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
+		return c.testSemver(st)
+	case opInCIDR:
+		return c.testCIDR(st)
 	}
 	v, ok := st.value(c.field)
 	if !ok {
@@ -179,14 +185,8 @@ func (c *constraint) test(st *evalState) bool {
 		return !c.contains(v)
 	case opStrStartsWith, opStrEndsWith, opStrContains:
 		return c.testString(v)
-	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
-		return c.testNumber(v)
-	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
-		return c.testSemver(v)
 	case opRegex:
 		return c.regex.MatchString(v)
-	case opInCIDR:
-		return c.testCIDR(v)
 	}
 	return false
 }
@@ -289,8 +289,10 @@ func isASCII(s string) bool {
 	return true
 }
 
-func (c *constraint) testNumber(v string) bool {
-	n, ok := parseNumber(v)
+// testNumber compares the field, parsed once per evaluation; an absent or
+// non-numeric field fails.
+func (c *constraint) testNumber(st *evalState) bool {
+	n, ok := st.number(c.field)
 	if !ok {
 		return false
 	}
@@ -312,7 +314,7 @@ func (c *constraint) testDate(st *evalState) bool {
 	v, ok := st.value(c.field)
 	switch {
 	case ok && v != "":
-		if t, ok = parseDate(v); !ok {
+		if t, ok = st.date(c.field); !ok {
 			return false
 		}
 	case c.field.kind == fieldCurrentTime:
@@ -326,8 +328,10 @@ func (c *constraint) testDate(st *evalState) bool {
 	return t.Before(c.date)
 }
 
-func (c *constraint) testSemver(v string) bool {
-	ver, ok := parseSemver(v)
+// testSemver compares the field, parsed once per evaluation; an absent or
+// invalid version fails.
+func (c *constraint) testSemver(st *evalState) bool {
+	ver, ok := st.version(c.field)
 	if !ok {
 		return false
 	}
@@ -345,8 +349,10 @@ func (c *constraint) testSemver(v string) bool {
 	return cmp <= 0
 }
 
-func (c *constraint) testCIDR(v string) bool {
-	addr, ok := parseAddr(v)
+// testCIDR looks the field, parsed once per evaluation, up in the ranges;
+// an absent or invalid address fails.
+func (c *constraint) testCIDR(st *evalState) bool {
+	addr, ok := st.addr(c.field)
 	if !ok {
 		return false
 	}

@@ -198,7 +198,7 @@ func (cs *strategy) enabled(st *evalState) bool {
 	case algoFlexibleRollout:
 		return cs.flexibleOn(st)
 	case algoRemoteAddress:
-		addr, ok := parseAddr(ctx.RemoteAddress)
+		addr, ok := st.remoteAddress()
 		return ok && prefixesContain(cs.prefixes, addr)
 	case algoCustom:
 		return callCustom(cs.custom, cs.parameters, ctx)
