@@ -1,17 +1,12 @@
 package engine
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 const (
 	// rolloutSeed is the murmur3 seed for strategy rollouts.
 	rolloutSeed = 0
 	// variantSeed is the murmur3 seed for variant selection.
 	variantSeed = 86028157
-	// hashBufferSize bounds the hash input kept on the stack.
-	hashBufferSize = 256
 )
 
 // murmur3 x86 32-bit constants.
@@ -26,10 +21,10 @@ const (
 // fill a block, and the id, to hash per evaluation: the group id is often
 // the flag name and longer than the id.
 type hashPrefix struct {
-	h    uint32  // state after the prefix's whole blocks
-	tail [3]byte // the prefix's last len%4 bytes
-	nt   uint8   // how many of tail are used
-	n    uint32  // length of the prefix in bytes
+	h    uint32 // state after the prefix's whole blocks
+	tail uint32 // the prefix's last len%4 bytes, first byte lowest
+	nt   uint32 // how many bytes tail holds
+	n    uint32 // length of the prefix in bytes
 }
 
 // newHashPrefix runs murmur3 with seed over the whole blocks of prefix.
@@ -37,40 +32,41 @@ func newHashPrefix(seed uint32, prefix string) hashPrefix {
 	p := hashPrefix{h: seed, n: uint32(len(prefix))}
 	whole := len(prefix) &^ 3
 	for i := 0; i < whole; i += 4 {
-		p.h = murmurBlock(p.h, uint32(prefix[i])|uint32(prefix[i+1])<<8|uint32(prefix[i+2])<<16|uint32(prefix[i+3])<<24)
+		p.h = murmurBlock(p.h, le32(prefix, i))
 	}
-	p.nt = uint8(copy(p.tail[:], prefix[whole:]))
+	for i := whole; i < len(prefix); i++ {
+		p.tail |= uint32(prefix[i]) << (8 * p.nt)
+		p.nt++
+	}
 	return p
 }
 
-// sum is murmur3 x86 32-bit of the UTF-8 bytes of prefix+id. Inputs that
-// fit in hashBufferSize bytes are hashed from a stack buffer, so the common
-// case does not allocate.
+// sum is murmur3 x86 32-bit of the UTF-8 bytes of prefix+id. It reads id
+// in place and does not allocate.
 func (p *hashPrefix) sum(id string) uint32 {
-	var buf [hashBufferSize]byte
-	var b []byte
-	if n := int(p.nt) + len(id); n <= len(buf) {
-		b = buf[:0]
-	} else {
-		b = make([]byte, 0, n)
-	}
-	b = append(b, p.tail[:p.nt]...)
-	b = append(b, id...)
 	h := p.h
-	for len(b) >= 4 {
-		h = murmurBlock(h, binary.LittleEndian.Uint32(b))
-		b = b[4:]
+	// k gathers the n bytes of the block being filled, first byte lowest.
+	k, n := p.tail, p.nt
+	i := 0
+	for n > 0 && n < 4 && i < len(id) {
+		k |= uint32(id[i]) << (8 * n)
+		n++
+		i++
 	}
-	var k uint32
-	switch len(b) {
-	case 3:
-		k ^= uint32(b[2]) << 16
-		fallthrough
-	case 2:
-		k ^= uint32(b[1]) << 8
-		fallthrough
-	case 1:
-		k ^= uint32(b[0])
+	if n == 4 {
+		h = murmurBlock(h, k)
+		k, n = 0, 0
+	}
+	if n == 0 {
+		for ; i+4 <= len(id); i += 4 {
+			h = murmurBlock(h, le32(id, i))
+		}
+		for ; i < len(id); i++ {
+			k |= uint32(id[i]) << (8 * n)
+			n++
+		}
+	}
+	if n > 0 {
 		k *= murmurC1
 		k = bits.RotateLeft32(k, 15)
 		k *= murmurC2
@@ -83,6 +79,11 @@ func (p *hashPrefix) sum(id string) uint32 {
 	h *= 0xc2b2ae35
 	h ^= h >> 16
 	return h
+}
+
+// le32 reads s[i:i+4] as a little-endian number.
+func le32(s string, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
 
 // murmurBlock mixes one 4-byte block into the state.

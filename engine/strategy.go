@@ -212,6 +212,9 @@ func (cs *strategy) rolloutOn(id string) bool {
 	if id == "" {
 		return false
 	}
+	if cs.percentage >= 100 {
+		return true // every hash in [1, 100] is within
+	}
 	return float64(cs.prefix.normalized(id, 100)) <= cs.percentage
 }
 
