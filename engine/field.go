@@ -23,25 +23,25 @@ const (
 // field is a compiled reference to a context field by name.
 type field struct {
 	kind fieldKind
-	name string
 	// slot numbers the distinct field names of a snapshot, for the
 	// per-evaluation value cache (see evalState.fields).
-	slot int
+	slot int32
+	name string
 }
 
 // fieldTable gives each distinct field name of a snapshot its slot.
 type fieldTable struct {
-	slots map[string]int
+	slots map[string]int32
 }
 
-func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int)} }
+func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int32)} }
 
 // field compiles a reference to the field called name.
 func (t *fieldTable) field(name string) field {
 	f := newField(name)
 	slot, ok := t.slots[name]
 	if !ok {
-		slot = len(t.slots)
+		slot = int32(len(t.slots))
 		t.slots[name] = slot
 	}
 	f.slot = slot
