@@ -61,30 +61,40 @@ var operatorsByName = map[string]operator{
 const setThreshold = 8
 
 // constraint is one compiled constraint. The operand fields used depend on
-// op; everything is parsed once here and only read while evaluating.
+// op; everything is parsed once here and only read while evaluating. It is
+// kept small (the operands of the less common operators live in ext), and
+// a snapshot's constraints are allocated side by side, because an
+// evaluation of every flag walks through all of them.
 type constraint struct {
 	// id numbers the distinct constraints of a snapshot, for the
 	// per-evaluation memo (see evalState.memo).
-	id              int
-	field           field
+	id              int32
 	op              operator
 	inverted        bool
 	caseInsensitive bool
 	// broken marks an operand that did not parse: the test fails (and
 	// inverted then makes the constraint hold).
 	broken bool
+	field  field
 
-	values   []string            // IN, NOT_IN, STR_* (lowercased for caseInsensitive STR_*)
+	values []string // IN, NOT_IN, STR_* (lowercased for caseInsensitive STR_*)
+	number float64  // NUM_*
+	ext    *constraintOperands
+}
+
+// constraintOperands are the operands of a constraint that do not fit in
+// constraint's common fields; nil when the operator has none of them.
+type constraintOperands struct {
 	valueSet map[string]struct{} // IN, NOT_IN with many values
-	number   float64             // NUM_*
 	date     time.Time           // DATE_*
 	version  semverValue         // SEMVER_*
 	regex    *regexp.Regexp      // REGEX
 	prefixes []netip.Prefix      // IN_CIDR
 }
 
-func compileConstraint(c Constraint, fields *fieldTable) *constraint {
-	cc := &constraint{
+// compileConstraint compiles c into cc.
+func compileConstraint(cc *constraint, c Constraint, fields *fieldTable) {
+	*cc = constraint{
 		field:           fields.field(c.ContextName),
 		op:              operatorsByName[c.Operator],
 		inverted:        c.Inverted,
@@ -94,10 +104,11 @@ func compileConstraint(c Constraint, fields *fieldTable) *constraint {
 	case opIn, opNotIn:
 		cc.values = slices.Clone(c.Values)
 		if len(c.Values) >= setThreshold {
-			cc.valueSet = make(map[string]struct{}, len(c.Values))
+			set := make(map[string]struct{}, len(c.Values))
 			for _, v := range c.Values {
-				cc.valueSet[v] = struct{}{}
+				set[v] = struct{}{}
 			}
+			cc.ext = &constraintOperands{valueSet: set}
 		}
 	case opStrStartsWith, opStrEndsWith, opStrContains:
 		cc.values = slices.Clone(c.Values)
@@ -110,24 +121,21 @@ func compileConstraint(c Constraint, fields *fieldTable) *constraint {
 	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
 		cc.number, cc.broken = parseNumberOperand(c.Value)
 	case opDateAfter, opDateBefore:
-		var ok bool
-		cc.date, ok = parseDate(c.Value)
-		cc.broken = !ok
+		date, ok := parseDate(c.Value)
+		cc.ext, cc.broken = &constraintOperands{date: date}, !ok
 	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
-		var ok bool
-		cc.version, ok = parseSemverOperand(c.Value)
-		cc.broken = !ok
+		version, ok := parseSemverOperand(c.Value)
+		cc.ext, cc.broken = &constraintOperands{version: version}, !ok
 	case opRegex:
 		pattern := c.Value
 		if c.CaseInsensitive {
 			pattern = "(?i)" + pattern
 		}
 		re, err := regexp.Compile(pattern)
-		cc.regex, cc.broken = re, err != nil
+		cc.ext, cc.broken = &constraintOperands{regex: re}, err != nil
 	case opInCIDR:
-		cc.prefixes = parsePrefixes(c.Values)
+		cc.ext = &constraintOperands{prefixes: parsePrefixes(c.Values)}
 	}
-	return cc
 }
 
 // holds evaluates the constraint, inversion included, at most once per
@@ -167,6 +175,12 @@ func (c *constraint) test(st *evalState) bool {
 	switch c.op {
 	case opDateAfter, opDateBefore:
 		return c.testDate(st)
+	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
+		return c.testNumber(st)
+	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
+		return c.testSemver(st)
+	case opInCIDR:
+		return c.testCIDR(st)
 	}
 	v, ok := st.value(c.field)
 	if !ok {
@@ -179,21 +193,15 @@ func (c *constraint) test(st *evalState) bool {
 		return !c.contains(v)
 	case opStrStartsWith, opStrEndsWith, opStrContains:
 		return c.testString(v)
-	case opNumEq, opNumGt, opNumGte, opNumLt, opNumLte:
-		return c.testNumber(v)
-	case opSemverEq, opSemverGt, opSemverGte, opSemverLt, opSemverLte:
-		return c.testSemver(v)
 	case opRegex:
-		return c.regex.MatchString(v)
-	case opInCIDR:
-		return c.testCIDR(v)
+		return c.ext.regex.MatchString(v)
 	}
 	return false
 }
 
 func (c *constraint) contains(v string) bool {
-	if c.valueSet != nil {
-		_, ok := c.valueSet[v]
+	if c.ext != nil {
+		_, ok := c.ext.valueSet[v]
 		return ok
 	}
 	for _, x := range c.values {
@@ -289,8 +297,10 @@ func isASCII(s string) bool {
 	return true
 }
 
-func (c *constraint) testNumber(v string) bool {
-	n, ok := parseNumber(v)
+// testNumber compares the field, parsed once per evaluation; an absent or
+// non-numeric field fails.
+func (c *constraint) testNumber(st *evalState) bool {
+	n, ok := st.number(c.field)
 	if !ok {
 		return false
 	}
@@ -312,7 +322,7 @@ func (c *constraint) testDate(st *evalState) bool {
 	v, ok := st.value(c.field)
 	switch {
 	case ok && v != "":
-		if t, ok = parseDate(v); !ok {
+		if t, ok = st.date(c.field); !ok {
 			return false
 		}
 	case c.field.kind == fieldCurrentTime:
@@ -321,17 +331,19 @@ func (c *constraint) testDate(st *evalState) bool {
 		return false
 	}
 	if c.op == opDateAfter {
-		return t.After(c.date)
+		return t.After(c.ext.date)
 	}
-	return t.Before(c.date)
+	return t.Before(c.ext.date)
 }
 
-func (c *constraint) testSemver(v string) bool {
-	ver, ok := parseSemver(v)
+// testSemver compares the field, parsed once per evaluation; an absent or
+// invalid version fails.
+func (c *constraint) testSemver(st *evalState) bool {
+	ver, ok := st.version(c.field)
 	if !ok {
 		return false
 	}
-	cmp := compareSemver(ver, c.version)
+	cmp := compareSemver(ver, c.ext.version)
 	switch c.op {
 	case opSemverEq:
 		return cmp == 0
@@ -345,12 +357,14 @@ func (c *constraint) testSemver(v string) bool {
 	return cmp <= 0
 }
 
-func (c *constraint) testCIDR(v string) bool {
-	addr, ok := parseAddr(v)
+// testCIDR looks the field, parsed once per evaluation, up in the ranges;
+// an absent or invalid address fails.
+func (c *constraint) testCIDR(st *evalState) bool {
+	addr, ok := st.addr(c.field)
 	if !ok {
 		return false
 	}
-	return prefixesContain(c.prefixes, addr)
+	return prefixesContain(c.ext.prefixes, addr)
 }
 
 func prefixesContain(prefixes []netip.Prefix, addr netip.Addr) bool {
@@ -455,8 +469,10 @@ type Matcher struct {
 func CompileConstraints(cs []Constraint, opts Options) *Matcher {
 	m := &Matcher{now: opts.Now, constraints: make([]*constraint, len(cs))}
 	fields := newFieldTable()
+	compiled := make([]constraint, len(cs))
 	for i, c := range cs {
-		m.constraints[i] = compileConstraint(c, fields)
+		compileConstraint(&compiled[i], c, fields)
+		m.constraints[i] = &compiled[i]
 	}
 	return m
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -22,25 +23,25 @@ const (
 // field is a compiled reference to a context field by name.
 type field struct {
 	kind fieldKind
-	name string
 	// slot numbers the distinct field names of a snapshot, for the
 	// per-evaluation value cache (see evalState.fields).
-	slot int
+	slot int32
+	name string
 }
 
 // fieldTable gives each distinct field name of a snapshot its slot.
 type fieldTable struct {
-	slots map[string]int
+	slots map[string]int32
 }
 
-func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int)} }
+func newFieldTable() *fieldTable { return &fieldTable{slots: make(map[string]int32)} }
 
 // field compiles a reference to the field called name.
 func (t *fieldTable) field(name string) field {
 	f := newField(name)
 	slot, ok := t.slots[name]
 	if !ok {
-		slot = len(t.slots)
+		slot = int32(len(t.slots))
 		t.slots[name] = slot
 	}
 	f.slot = slot
@@ -98,12 +99,33 @@ func (f field) lookup(ctx *Context) (string, bool) {
 	return v, ok
 }
 
-// cachedField is a field's value looked up once per evaluation.
+// cachedField is a field's value looked up once per evaluation, with the
+// typed forms the operators parse it into, each parsed at most once.
 type cachedField struct {
 	value   string
 	present bool
 	done    bool
+	// parsed has a bit per typed form below that has been computed.
+	parsed    parsedForms
+	numberOK  bool
+	versionOK bool
+	addrOK    bool
+	dateOK    bool
+	number    float64
+	version   semverValue
+	addr      netip.Addr
+	date      time.Time
 }
+
+// parsedForms says which typed forms of a cachedField are computed.
+type parsedForms uint8
+
+const (
+	parsedNumber parsedForms = 1 << iota
+	parsedVersion
+	parsedAddr
+	parsedDate
+)
 
 // evalState is the per-evaluation scratch state. It lives on the caller's
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
@@ -118,6 +140,11 @@ type evalState struct {
 	nowFunc func() time.Time
 	now     time.Time
 	hasNow  bool
+	// remote is ctx.RemoteAddress parsed for the remoteAddress strategy
+	// once remoteDone is set; remoteOK says it is an address.
+	remote     netip.Addr
+	remoteOK   bool
+	remoteDone bool
 }
 
 // Constraint outcomes in evalState.memo.
@@ -176,6 +203,16 @@ func (st *evalState) currentTime() time.Time {
 	return st.now
 }
 
+// remoteAddress is ctx.RemoteAddress parsed as an IP address, once per
+// evaluation.
+func (st *evalState) remoteAddress() (netip.Addr, bool) {
+	if !st.remoteDone {
+		st.remote, st.remoteOK = parseAddr(st.ctx.RemoteAddress)
+		st.remoteDone = true
+	}
+	return st.remote, st.remoteOK
+}
+
 // value looks up field f in the context, once per evaluation.
 func (st *evalState) value(f field) (string, bool) {
 	if st.fields == nil {
@@ -187,6 +224,100 @@ func (st *evalState) value(f field) (string, bool) {
 		c.done = true
 	}
 	return c.value, c.present
+}
+
+// cached returns the cache entry of field f after looking its value up,
+// or nil when the evaluation has no field cache.
+func (st *evalState) cached(f field) *cachedField {
+	if st.fields == nil {
+		return nil
+	}
+	c := &st.fields[f.slot]
+	if !c.done {
+		c.value, c.present = f.lookup(st.ctx)
+		c.done = true
+	}
+	return c
+}
+
+// number is field f parsed as a number (see parseNumber), once per
+// evaluation; false when it is absent or not a number.
+func (st *evalState) number(f field) (float64, bool) {
+	c := st.cached(f)
+	if c == nil {
+		v, ok := f.lookup(st.ctx)
+		if !ok {
+			return 0, false
+		}
+		return parseNumber(v)
+	}
+	if c.parsed&parsedNumber == 0 {
+		if c.present {
+			c.number, c.numberOK = parseNumber(c.value)
+		}
+		c.parsed |= parsedNumber
+	}
+	return c.number, c.numberOK
+}
+
+// version is field f parsed as a semantic version (see parseSemver), once
+// per evaluation; false when it is absent or not a version.
+func (st *evalState) version(f field) (semverValue, bool) {
+	c := st.cached(f)
+	if c == nil {
+		v, ok := f.lookup(st.ctx)
+		if !ok {
+			return semverValue{}, false
+		}
+		return parseSemver(v)
+	}
+	if c.parsed&parsedVersion == 0 {
+		if c.present {
+			c.version, c.versionOK = parseSemver(c.value)
+		}
+		c.parsed |= parsedVersion
+	}
+	return c.version, c.versionOK
+}
+
+// addr is field f parsed as an IP address (see parseAddr), once per
+// evaluation; false when it is absent or not an address.
+func (st *evalState) addr(f field) (netip.Addr, bool) {
+	c := st.cached(f)
+	if c == nil {
+		v, ok := f.lookup(st.ctx)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		return parseAddr(v)
+	}
+	if c.parsed&parsedAddr == 0 {
+		if c.present {
+			c.addr, c.addrOK = parseAddr(c.value)
+		}
+		c.parsed |= parsedAddr
+	}
+	return c.addr, c.addrOK
+}
+
+// date is field f parsed as a date (see parseDate), once per evaluation;
+// false when it is absent, empty or not a date.
+func (st *evalState) date(f field) (time.Time, bool) {
+	c := st.cached(f)
+	if c == nil {
+		v, ok := f.lookup(st.ctx)
+		if !ok {
+			return time.Time{}, false
+		}
+		return parseDate(v)
+	}
+	if c.parsed&parsedDate == 0 {
+		if c.present {
+			c.date, c.dateOK = parseDate(c.value)
+		}
+		c.parsed |= parsedDate
+	}
+	return c.date, c.dateOK
 }
 
 // stickyValue is value for hashing: the empty string counts as missing.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/twmb/murmur3"
 )
 
 // TestHashVectors pins murmur3 x86 32-bit over UTF-8 bytes to the reference
@@ -55,9 +56,9 @@ func TestHashVectors(t *testing.T) {
 	}
 }
 
-// TestHashLongInput covers inputs beyond the stack buffer.
+// TestHashLongInput covers inputs of many blocks.
 func TestHashLongInput(t *testing.T) {
-	id := strings.Repeat("x", 3*hashBufferSize)
+	id := strings.Repeat("x", 771)
 	a := hashKey(0, "g:", id)
 	b := hashKey(0, "", "g:"+id)
 	if a != b {
@@ -90,9 +91,27 @@ func TestNormalizedHash(t *testing.T) {
 }
 
 func TestHashDoesNotAllocate(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { hashKey(variantSeed, "some.flag.name:", "user-123456") }); n != 0 {
-		t.Fatalf("hashKey allocates %v times", n)
+	p := newHashPrefix(variantSeed, "some.flag.name:")
+	if n := testing.AllocsPerRun(100, func() { p.sum("user-123456") }); n != 0 {
+		t.Fatalf("hashPrefix.sum allocates %v times", n)
 	}
+}
+
+// FuzzHashPrefix checks the precompiled prefix against twmb/murmur3 over
+// the whole input, for any split between prefix and id.
+func FuzzHashPrefix(f *testing.F) {
+	f.Add(uint32(0), "default:", "123")
+	f.Add(uint32(variantSeed), "feature.toggle:", "7a1f5d2e-3b4c")
+	f.Add(uint32(1), "abc", "")
+	f.Add(uint32(2), "", "abcdefg")
+	f.Add(uint32(3), "g:", strings.Repeat("x", 515))
+	f.Fuzz(func(t *testing.T, seed uint32, prefix, id string) {
+		p := newHashPrefix(seed, prefix)
+		want := murmur3.SeedSum32(seed, []byte(prefix+id))
+		if got := p.sum(id); got != want {
+			t.Fatalf("hash of %q|%q seed %d = %d, murmur3 says %d", prefix, id, seed, got, want)
+		}
+	})
 }
 
 // TestSemverAppendixA is the semver table of go-deps.md Appendix A (node
@@ -142,7 +161,8 @@ func TestSemverAppendixA(t *testing.T) {
 			name string
 			want bool
 		}{{"SEMVER_EQ", tc.eq}, {"SEMVER_LT", tc.lt}, {"SEMVER_GT", tc.gt}} {
-			c := compileConstraint(Constraint{ContextName: "version", Operator: op.name, Value: tc.value}, newFieldTable())
+			var c constraint
+			compileConstraint(&c, Constraint{ContextName: "version", Operator: op.name, Value: tc.value}, newFieldTable())
 			st := newEvalState(&Context{Properties: map[string]string{"version": tc.ctx}}, nil)
 			if got := c.holds(&st); got != op.want {
 				t.Errorf("%q %s %q = %v, want %v (differs from node: %v)", tc.ctx, op.name, tc.value, got, op.want, tc.differsNode)

@@ -12,7 +12,13 @@ import (
 type constraintTable struct {
 	byKey  map[string]*constraint
 	fields *fieldTable
+	// free is where the next constraints are allocated, side by side.
+	free []constraint
 }
+
+// slabSize is how many constraints or strategies are allocated at once,
+// so that those of one snapshot lie next to each other in memory.
+const slabSize = 256
 
 func newConstraintTable(fields *fieldTable) *constraintTable {
 	return &constraintTable{byKey: make(map[string]*constraint), fields: fields}
@@ -25,8 +31,13 @@ func (t *constraintTable) compile(c Constraint) *constraint {
 	if cc, ok := t.byKey[key]; ok {
 		return cc
 	}
-	cc := compileConstraint(c, t.fields)
-	cc.id = len(t.byKey)
+	if len(t.free) == 0 {
+		t.free = make([]constraint, slabSize)
+	}
+	cc := &t.free[0]
+	t.free = t.free[1:]
+	compileConstraint(cc, c, t.fields)
+	cc.id = int32(len(t.byKey))
 	t.byKey[key] = cc
 	return cc
 }

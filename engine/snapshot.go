@@ -54,6 +54,9 @@ type compileConfig struct {
 	fields      *fieldTable
 	constraints *constraintTable
 	variants    []*ResultVariant
+	// freeStrategies is where the next strategies are allocated, side by
+	// side.
+	freeStrategies []strategy
 }
 
 // newVariant registers the ResultVariant of a payload variant and gives it

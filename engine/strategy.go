@@ -46,24 +46,36 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 	return stickiness{kind: stickField, field: fields.field(name)}
 }
 
-// strategy is one compiled activation strategy.
+// strategy is one compiled activation strategy. Like constraints, it is
+// kept small (what the less common algorithms need lives in ext) and
+// allocated next to the other strategies of its snapshot.
 type strategy struct {
 	algo        algorithm
 	constraints []*constraint // own constraints, then the segments'
 	percentage  float64       // rollouts
-	prefix      string        // rollouts: "groupId:"
+	prefix      hashPrefix    // rollouts: "groupId:" under rolloutSeed
 	stickiness  stickiness    // flexibleRollout
-	userIDs     map[string]struct{}
-	prefixes    []netip.Prefix // remoteAddress
-	custom      CustomStrategy
-	parameters  map[string]string // custom: a private copy
-	variants    *variantList      // nil when the strategy has no variants
+	variants    *variantList  // nil when the strategy has no variants
+	ext         *strategyOperands
+}
+
+// strategyOperands are what userWithId, remoteAddress and custom
+// strategies need; nil for the other algorithms.
+type strategyOperands struct {
+	userIDs    map[string]struct{}
+	prefixes   []netip.Prefix // remoteAddress
+	custom     CustomStrategy
+	parameters map[string]string // custom: a private copy
 }
 
 // compileStrategy compiles s of the flag named flagName. segments maps
 // segment ids to their compiled constraints.
 func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint, cfg *compileConfig) *strategy {
-	cs := &strategy{}
+	if len(cfg.freeStrategies) == 0 {
+		cfg.freeStrategies = make([]strategy, slabSize)
+	}
+	cs := &cfg.freeStrategies[0]
+	cfg.freeStrategies = cfg.freeStrategies[1:]
 	cs.constraints = make([]*constraint, 0, len(s.Constraints))
 	for _, c := range s.Constraints {
 		cs.constraints = append(cs.constraints, cfg.constraints.compile(c))
@@ -99,25 +111,25 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		cs.algo = algoAlways
 	case "userWithId":
 		cs.algo = algoUserWithID
-		cs.userIDs = splitList(p["userIds"])
+		cs.ext = &strategyOperands{userIDs: splitList(p["userIds"])}
 	case "gradualRolloutUserId", "gradualRolloutSessionId":
 		cs.algo = algoUserRollout
 		if s.Name == "gradualRolloutSessionId" {
 			cs.algo = algoSessionRollout
 		}
 		cs.percentage = parsePercentage(p, "percentage")
-		cs.prefix = groupPrefix(p["groupId"])
+		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(p["groupId"]))
 	case "gradualRolloutRandom":
 		cs.algo = algoRandomRollout
 		cs.percentage = parsePercentage(p, "percentage")
 	case "flexibleRollout":
 		cs.algo = algoFlexibleRollout
 		cs.percentage = parsePercentage(p, "rollout")
-		cs.prefix = groupPrefix(groupOrFlagName(p, flagName))
+		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(groupOrFlagName(p, flagName)))
 		cs.stickiness = newStickiness(p["stickiness"], cfg.fields)
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
-		cs.prefixes = parsePrefixes(strings.Split(p["IPs"], ","))
+		cs.ext = &strategyOperands{prefixes: parsePrefixes(strings.Split(p["IPs"], ","))}
 	case "applicationHostname":
 		cs.algo = algoNever
 		if _, ok := splitList(strings.ToLower(p["hostNames"]))[strings.ToLower(cfg.hostname)]; ok && cfg.hostname != "" {
@@ -127,11 +139,11 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		cs.algo = algoNever
 		if impl, ok := cfg.custom[s.Name]; ok && impl != nil {
 			cs.algo = algoCustom
-			cs.custom = impl
-			cs.parameters = make(map[string]string, len(p))
+			params := make(map[string]string, len(p))
 			for k, v := range p {
-				cs.parameters[k] = v
+				params[k] = v
 			}
+			cs.ext = &strategyOperands{custom: impl, parameters: params}
 		}
 	}
 	if cs.percentage <= 0 {
@@ -187,7 +199,7 @@ func (cs *strategy) enabled(st *evalState) bool {
 		if ctx.UserID == "" {
 			return false
 		}
-		_, ok := cs.userIDs[ctx.UserID]
+		_, ok := cs.ext.userIDs[ctx.UserID]
 		return ok
 	case algoUserRollout:
 		return cs.rolloutOn(ctx.UserID)
@@ -198,10 +210,10 @@ func (cs *strategy) enabled(st *evalState) bool {
 	case algoFlexibleRollout:
 		return cs.flexibleOn(st)
 	case algoRemoteAddress:
-		addr, ok := parseAddr(ctx.RemoteAddress)
-		return ok && prefixesContain(cs.prefixes, addr)
+		addr, ok := st.remoteAddress()
+		return ok && prefixesContain(cs.ext.prefixes, addr)
 	case algoCustom:
-		return callCustom(cs.custom, cs.parameters, ctx)
+		return callCustom(cs.ext.custom, cs.ext.parameters, ctx)
 	}
 	return false
 }
@@ -212,7 +224,10 @@ func (cs *strategy) rolloutOn(id string) bool {
 	if id == "" {
 		return false
 	}
-	return float64(normalizedHash(rolloutSeed, cs.prefix, id, 100)) <= cs.percentage
+	if cs.percentage >= 100 {
+		return true // every hash in [1, 100] is within
+	}
+	return float64(cs.prefix.normalized(id, 100)) <= cs.percentage
 }
 
 func (cs *strategy) flexibleOn(st *evalState) bool {

@@ -16,7 +16,7 @@ const (
 
 // variantList is a compiled list of variants (a flag's or a strategy's).
 type variantList struct {
-	prefix      string // "groupId:"
+	prefix      hashPrefix // "groupId:" under variantSeed
 	stickiness  stickiness
 	totalWeight uint32
 	entries     []variantEntry
@@ -38,7 +38,7 @@ type override struct {
 // compileVariants compiles vs hashed under group with the given stickiness
 // name, registering one ResultVariant per entry.
 func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *variantList {
-	vl := &variantList{prefix: groupPrefix(group), stickiness: newStickiness(sticky, cfg.fields)}
+	vl := &variantList{prefix: newHashPrefix(variantSeed, groupPrefix(group)), stickiness: newStickiness(sticky, cfg.fields)}
 	const maxTotal = 1<<31 - 1
 	total := 0
 	for _, v := range vs {
@@ -74,7 +74,7 @@ func (vl *variantList) choose(st *evalState) *ResultVariant {
 	}
 	var target uint32
 	if seed, ok := vl.seed(st); ok {
-		target = normalizedHash(variantSeed, vl.prefix, seed, vl.totalWeight)
+		target = vl.prefix.normalized(seed, vl.totalWeight)
 	} else {
 		target = rand.Uint32N(vl.totalWeight) + 1
 	}

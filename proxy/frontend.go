@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"mime"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -269,24 +270,22 @@ func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, cacheable bo
 	}
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// weakETag is W/"<length hex>-<crc32c><crc32>" of the body: two
-// hardware-accelerated checksums, fast even for large responses.
+// weakETag is W/"<length hex>-<xxhash64 hex>" of the body: one fast
+// non-cryptographic pass, cheap even for large responses.
 func weakETag(body []byte) string {
-	var b [48]byte
+	var b [40]byte
 	out := append(b[:0], `W/"`...)
 	out = strconv.AppendUint(out, uint64(len(body)), 16)
 	out = append(out, '-')
-	out = appendHex32(out, crc32.Checksum(body, castagnoli))
-	out = appendHex32(out, crc32.ChecksumIEEE(body))
+	out = appendHex64(out, xxhash.Sum64(body))
 	out = append(out, '"')
 	return string(out)
 }
 
-func appendHex32(b []byte, v uint32) []byte {
+// appendHex64 appends v as 16 lowercase hex digits.
+func appendHex64(b []byte, v uint64) []byte {
 	const digits = "0123456789abcdef"
-	for shift := 28; shift >= 0; shift -= 4 {
+	for shift := 60; shift >= 0; shift -= 4 {
 		b = append(b, digits[(v>>uint(shift))&0xf])
 	}
 	return b
@@ -332,14 +331,32 @@ func newEncoding(s *engine.Snapshot) *encoding {
 			imp[f.Name] = f.ImpressionData
 		}
 	}
+	// The fragments share one buffer each, so that a response copies
+	// from contiguous memory.
+	var blob []byte
+	ends := make([]int, len(e.heads))
 	for i := range e.heads {
 		name := s.Name(i)
-		b := append([]byte(`{"name":`), jsonString(name)...)
-		e.heads[i] = append(b, `,"enabled":`...)
+		blob = append(blob, `{"name":`...)
+		blob = append(blob, jsonString(name)...)
+		blob = append(blob, `,"enabled":`...)
+		ends[i] = len(blob)
 		e.impression[i] = imp[name]
 	}
+	start := 0
+	for i, end := range ends {
+		e.heads[i] = blob[start:end:end]
+		start = end
+	}
+	blob, start = nil, 0
+	ends = make([]int, len(e.variants))
 	for id := range e.variants {
-		e.variants[id] = append(appendVariant([]byte(`,"variant":`), s.Variant(id)), `,"impressionData":`...)
+		blob = append(appendVariant(append(blob, `,"variant":`...), s.Variant(id)), `,"impressionData":`...)
+		ends[id] = len(blob)
+	}
+	for id, end := range ends {
+		e.variants[id] = blob[start:end:end]
+		start = end
 	}
 	return e
 }
