@@ -239,7 +239,9 @@ func (p *Proxy) Ready() bool { return p.snapshot.Load() != nil }
 // ReadyChan is closed when the proxy becomes ready.
 func (p *Proxy) ReadyChan() <-chan struct{} { return p.readyCh }
 
-// Snapshot returns the snapshot being served, or nil before ready.
+// Snapshot returns the snapshot being served, or nil before ready. Its
+// Features payload is kept only when the proxy serves it to server-side
+// SDKs (ExpServerSideSDKTokens); otherwise it has no flags or segments.
 func (p *Proxy) Snapshot() *engine.Snapshot { return p.snapshot.Load() }
 
 // Config returns the proxy's configuration.
@@ -256,6 +258,12 @@ var errNotReady = apierr.Unavailable("The Unleash Proxy has not connected to the
 
 // install serves a new snapshot.
 func (p *Proxy) install(s *engine.Snapshot, source string) {
+	// The frontend's encodings are built from the payload, so before it
+	// may be released.
+	p.frontend.state(s)
+	if !p.servesPayload() {
+		releasePayload(s)
+	}
 	p.snapshot.Store(s)
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {
@@ -263,6 +271,21 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 		p.log.Info("proxy is ready", "source", source, "flags", s.Len())
 		close(p.readyCh)
 	})
+}
+
+// servesPayload reports whether the proxy hands the flag configuration
+// itself to server-side SDKs (/proxy/client/features), and so needs each
+// snapshot's decoded payload after compiling it.
+func (p *Proxy) servesPayload() bool { return len(p.sdkTokens) > 0 }
+
+// releasePayload drops the decoded payload a snapshot was compiled from,
+// about half of a snapshot's memory. Evaluation never reads it (see
+// engine.Compile); Features then returns a payload with no flags or
+// segments.
+func releasePayload(s *engine.Snapshot) {
+	if cf := s.Features(); cf != nil {
+		*cf = engine.ClientFeatures{Version: cf.Version}
+	}
 }
 
 // compactMemory returns the garbage of a configuration change to the

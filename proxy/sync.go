@@ -93,7 +93,7 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 	p.lastSum = f.Sum
 	p.install(p.compile(f.Features), "upstream")
 	p.metrics.syncResult("changed", true, true)
-	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
+	p.log.Debug("configuration updated from upstream", "flags", p.snapshot.Load().Len())
 	if p.storage != nil {
 		if err := p.storage.Set(ctx, p.backupKey(), f.Raw); err != nil {
 			p.log.Warn("could not save the backup", "err", err)
