@@ -1,9 +1,12 @@
 package proxy_test
 
 import (
+	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,4 +45,27 @@ func TestPayloadIsReleasedUnlessServedAndAnswersDoNotChange(t *testing.T) {
 		return strings.Contains(b, `"renamed-simple"`)
 	})
 	assert.Empty(t, releasing.p.Snapshot().Features().Features)
+}
+
+// A long-running proxy does not keep the snapshots it served before: after
+// a few configuration changes and a metrics post, the first one is garbage.
+func TestOldSnapshotsAreNotKept(t *testing.T) {
+	u := newFakeUpstream(t, fixture)
+	r := startReady(t, testConfig(u))
+	_, _ = r.get(t, "/proxy")
+	first := weak.Make(r.p.Snapshot())
+	for i := range 4 {
+		name := fmt.Sprintf("renamed-%d", i)
+		u.setPayload(strings.Replace(fixture, `"enabled-simple"`, `"`+name+`"`, 1))
+		eventually(t, "payload "+name, func() bool {
+			_, b := r.get(t, "/proxy")
+			return strings.Contains(b, `"`+name+`"`)
+		})
+	}
+	posts := len(u.metricsPosts())
+	eventually(t, "a metrics post after the changes", func() bool { return len(u.metricsPosts()) > posts })
+	eventually(t, "the first snapshot collected", func() bool {
+		runtime.GC()
+		return first.Value() == nil
+	})
 }

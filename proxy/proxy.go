@@ -121,6 +121,12 @@ type Proxy struct {
 	sdkTokens  map[string]struct{}
 }
 
+// servedSnapshots is how many snapshots the proxy keeps encodings and
+// usage counters for: the one being served and the one before it, which
+// requests that started before a change may still use. Older ones are
+// garbage once their counts are posted.
+const servedSnapshots = 2
+
 // featuresBody caches the /proxy/client/features response of a snapshot.
 type featuresBody struct {
 	snap *engine.Snapshot
@@ -152,6 +158,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		sdkTokens:  toSet(cfg.ExpServerSideSDKTokens),
 		compact:    s.compact,
 	}
+	p.usage.keep = servedSnapshots
 	if err := p.loadScripts(s); err != nil {
 		return nil, err
 	}
@@ -172,6 +179,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Complete:     p.completeContext,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       p.log,
+		snapshots:    servedSnapshots,
 	})
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
