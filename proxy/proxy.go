@@ -16,6 +16,7 @@ import (
 	"net/textproto"
 	"os"
 	"os/user"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -301,6 +302,16 @@ func releasePayload(s *engine.Snapshot) {
 func (p *Proxy) compactMemory() {
 	if p.compact {
 		debug.FreeOSMemory()
+	}
+}
+
+// collectGarbage frees the body and decoding garbage of a configuration
+// change before it is compiled, when WithMemoryCompaction is set, so that
+// compiling reuses that memory instead of growing the heap: the proxy's
+// peak resident memory is reached during a change.
+func (p *Proxy) collectGarbage() {
+	if p.compact {
+		runtime.GC()
 	}
 }
 
