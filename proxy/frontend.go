@@ -36,6 +36,10 @@ type FrontendOptions struct {
 	MaxBodyBytes int64
 	// Logger receives internal errors; nil discards them.
 	Logger *slog.Logger
+
+	// snapshots bounds the snapshots whose encodings are kept; 0 means
+	// cacheSize. The proxy serves one snapshot at a time and keeps 2.
+	snapshots int
 }
 
 // FrontendHandler serves GET/HEAD/POST "" and "/all" relative to where it
@@ -49,6 +53,9 @@ type FrontendHandler struct {
 func NewFrontendHandler(opts FrontendOptions) *FrontendHandler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 100 * 1024
+	}
+	if opts.snapshots <= 0 {
+		opts.snapshots = cacheSize
 	}
 	return &FrontendHandler{opts: opts}
 }
@@ -72,8 +79,8 @@ type snapshotState struct {
 	usage *snapshotUsage
 }
 
-// cacheSize bounds the snapshots whose encodings are kept (the server
-// serves one snapshot per environment).
+// cacheSize is how many snapshots' encodings are kept by default (the
+// server serves one snapshot per environment).
 const cacheSize = 16
 
 func (h *FrontendHandler) state(s *engine.Snapshot) *snapshotState {
@@ -92,7 +99,7 @@ func (h *FrontendHandler) state(s *engine.Snapshot) *snapshotState {
 		}
 		next := []*snapshotState{st}
 		if cur != nil {
-			next = append(next, (*cur)[:min(len(*cur), cacheSize-1)]...)
+			next = append(next, (*cur)[:min(len(*cur), h.opts.snapshots-1)]...)
 		}
 		if h.cache.CompareAndSwap(cur, &next) {
 			return st

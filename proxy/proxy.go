@@ -16,6 +16,7 @@ import (
 	"net/textproto"
 	"os"
 	"os/user"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -121,6 +122,12 @@ type Proxy struct {
 	sdkTokens  map[string]struct{}
 }
 
+// servedSnapshots is how many snapshots the proxy keeps encodings and
+// usage counters for: the one being served and the one before it, which
+// requests that started before a change may still use. Older ones are
+// garbage once their counts are posted.
+const servedSnapshots = 2
+
 // featuresBody caches the /proxy/client/features response of a snapshot.
 type featuresBody struct {
 	snap *engine.Snapshot
@@ -152,6 +159,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		sdkTokens:  toSet(cfg.ExpServerSideSDKTokens),
 		compact:    s.compact,
 	}
+	p.usage.keep = servedSnapshots
 	if err := p.loadScripts(s); err != nil {
 		return nil, err
 	}
@@ -172,6 +180,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Complete:     p.completeContext,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       p.log,
+		snapshots:    servedSnapshots,
 	})
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
@@ -239,7 +248,9 @@ func (p *Proxy) Ready() bool { return p.snapshot.Load() != nil }
 // ReadyChan is closed when the proxy becomes ready.
 func (p *Proxy) ReadyChan() <-chan struct{} { return p.readyCh }
 
-// Snapshot returns the snapshot being served, or nil before ready.
+// Snapshot returns the snapshot being served, or nil before ready. Its
+// Features payload is kept only when the proxy serves it to server-side
+// SDKs (ExpServerSideSDKTokens); otherwise it has no flags or segments.
 func (p *Proxy) Snapshot() *engine.Snapshot { return p.snapshot.Load() }
 
 // Config returns the proxy's configuration.
@@ -256,6 +267,12 @@ var errNotReady = apierr.Unavailable("The Unleash Proxy has not connected to the
 
 // install serves a new snapshot.
 func (p *Proxy) install(s *engine.Snapshot, source string) {
+	// The frontend's encodings are built from the payload, so before it
+	// may be released.
+	p.frontend.state(s)
+	if !p.servesPayload() {
+		releasePayload(s)
+	}
 	p.snapshot.Store(s)
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {
@@ -265,11 +282,36 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 	})
 }
 
+// servesPayload reports whether the proxy hands the flag configuration
+// itself to server-side SDKs (/proxy/client/features), and so needs each
+// snapshot's decoded payload after compiling it.
+func (p *Proxy) servesPayload() bool { return len(p.sdkTokens) > 0 }
+
+// releasePayload drops the decoded payload a snapshot was compiled from,
+// about half of a snapshot's memory. Evaluation never reads it (see
+// engine.Compile); Features then returns a payload with no flags or
+// segments.
+func releasePayload(s *engine.Snapshot) {
+	if cf := s.Features(); cf != nil {
+		*cf = engine.ClientFeatures{Version: cf.Version}
+	}
+}
+
 // compactMemory returns the garbage of a configuration change to the
 // operating system when WithMemoryCompaction is set.
 func (p *Proxy) compactMemory() {
 	if p.compact {
 		debug.FreeOSMemory()
+	}
+}
+
+// collectGarbage frees the body and decoding garbage of a configuration
+// change before it is compiled, when WithMemoryCompaction is set, so that
+// compiling reuses that memory instead of growing the heap: the proxy's
+// peak resident memory is reached during a change.
+func (p *Proxy) collectGarbage() {
+	if p.compact {
+		runtime.GC()
 	}
 }
 

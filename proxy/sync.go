@@ -91,16 +91,20 @@ func (p *Proxy) syncOnce(ctx context.Context, etag string) (string, error) {
 	}
 	p.fromAPI.Store(true)
 	p.lastSum = f.Sum
-	p.install(p.compile(f.Features), "upstream")
-	p.metrics.syncResult("changed", true, true)
-	p.log.Debug("configuration updated from upstream", "flags", len(f.Features.Features))
+	// The backup is written first so that the body (as large as the
+	// payload, or twice that with its buffer's spare room) is garbage
+	// before compiling allocates the snapshot.
 	if p.storage != nil {
 		if err := p.storage.Set(ctx, p.backupKey(), f.Raw); err != nil {
 			p.log.Warn("could not save the backup", "err", err)
 		}
 	}
-	etag = f.ETag
+	cf, etag := f.Features, f.ETag
 	f = upstream.Fetched{}
+	p.collectGarbage()
+	p.install(p.compile(cf), "upstream")
+	p.metrics.syncResult("changed", true, true)
+	p.log.Debug("configuration updated from upstream", "flags", p.snapshot.Load().Len())
 	p.compactMemory()
 	return etag, nil
 }
@@ -127,6 +131,8 @@ func (p *Proxy) loadBackup() {
 		return
 	}
 	p.lastSum = sha256.Sum256(raw)
+	raw = nil
+	p.collectGarbage()
 	p.install(p.compile(cf), "backup")
 	raw, cf = nil, nil
 	p.compactMemory()
@@ -153,8 +159,10 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 			if p.fromAPI.Load() {
 				return
 			}
-			p.install(p.compile(f.Features), "bootstrap")
+			cf := f.Features
 			f = upstream.Fetched{}
+			p.collectGarbage()
+			p.install(p.compile(cf), "bootstrap")
 			p.compactMemory()
 			return
 		}

@@ -61,6 +61,10 @@ type Usage struct {
 	start     time.Time
 	extra     Bucket // names outside any snapshot, SDK posts, restored buckets
 	snapshots []*snapshotUsage
+	// keep is how many idle snapshot counters survive a flush (the newest
+	// ones, which a FrontendHandler may still hand out); 0 means
+	// keepSnapshots.
+	keep int
 }
 
 // NewUsage returns an empty usage counter.
@@ -213,6 +217,13 @@ func (u *Usage) Add(name string, yes, no int64, variants map[string]int64) {
 // keepSnapshots is how many idle snapshot counters survive a flush.
 const keepSnapshots = 8
 
+func (u *Usage) keepIdle() int {
+	if u.keep > 0 {
+		return u.keep
+	}
+	return keepSnapshots
+}
+
 // Flush returns the counts collected since the last flush and starts a
 // new bucket.
 func (u *Usage) Flush() Bucket {
@@ -226,7 +237,7 @@ func (u *Usage) Flush() Bucket {
 	kept := u.snapshots[:0]
 	for i, su := range u.snapshots {
 		touched := su.drain(&b)
-		if touched || i >= len(u.snapshots)-keepSnapshots {
+		if touched || i >= len(u.snapshots)-u.keepIdle() {
 			kept = append(kept, su)
 		}
 	}

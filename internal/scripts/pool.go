@@ -68,7 +68,7 @@ func (p *pool[T]) newInstance() (inst *instance[T], err error) {
 			inst, err = nil, fmt.Errorf("loading scripts panicked: %v", r)
 		}
 	}()
-	require, err := vm.RunProgram(shimProgram)
+	require, err := vm.RunProgram(shimProgram())
 	if err != nil {
 		return nil, fmt.Errorf("script shim: %w", err)
 	}

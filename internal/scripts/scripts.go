@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -134,7 +135,13 @@ const shimSource = `(function () {
   };
 })()`
 
-var shimProgram = goja.MustCompile("bunting-shim.js", shimSource, false)
+// shimProgram compiles the shim on first use, not at package
+// initialisation: the binary links this package for the proxy's script
+// options, and compiling JavaScript at start-up would make every command,
+// with or without scripts, run (and keep resident) the parser and compiler.
+var shimProgram = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("bunting-shim.js", shimSource, false)
+})
 
 // poolSize is how many idle runtimes a pool keeps. Calls preempted while
 // holding a runtime make more than GOMAXPROCS of them busy at once, so the

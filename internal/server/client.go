@@ -140,7 +140,11 @@ type clientQuery struct {
 	none bool
 }
 
-var strictSemver = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$`)
+// strictSemver matches a full semantic version; it is compiled on first
+// use rather than at start-up.
+var strictSemver = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$`)
+})
 
 // parseClientQuery reads the token scope, the query parameters and the
 // Unleash-Client-Spec header.
@@ -176,7 +180,7 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 		q.tags = append(q.tags, [2]string{typ, value})
 	}
 	if spec := r.Header.Get("Unleash-Client-Spec"); spec != "" {
-		m := strictSemver.FindStringSubmatch(spec)
+		m := strictSemver().FindStringSubmatch(spec)
 		if m == nil {
 			return q, apierr.Validation("Invalid SemVer in the Unleash-Client-Spec header: %q.", spec)
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
@@ -88,16 +89,17 @@ func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
 }
 
-func isEventType(t string) bool { _, ok := eventTypes[t]; return ok }
+func isEventType(t string) bool { _, ok := eventTypes()[t]; return ok }
 
-// eventTypes are the event types of the specification's list.
-var eventTypes = func() map[string]struct{} {
+// eventTypes are the event types of the specification's list, as a set
+// built on first use.
+var eventTypes = sync.OnceValue(func() map[string]struct{} {
 	m := map[string]struct{}{}
 	for _, t := range strings.Fields(eventTypeList) {
 		m[t] = struct{}{}
 	}
 	return m
-}()
+})
 
 const eventTypeList = `application-created feature-created feature-deleted feature-updated feature-metadata-updated
 feature-variants-updated feature-environment-variants-updated feature-project-change feature-archived feature-revived

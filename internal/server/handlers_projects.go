@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -83,10 +84,12 @@ func (b projectBody) validate() error {
 	return nil
 }
 
-var slugUnsafe = regexp.MustCompile(`[^a-z0-9_.-]+`)
+// slugUnsafe matches the runs of characters a project id may not have; it
+// is compiled on first use rather than at start-up.
+var slugUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_.-]+`) })
 
 func slugify(name string) string {
-	s := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	s := strings.Trim(slugUnsafe().ReplaceAllString(strings.ToLower(name), "-"), "-")
 	if s == "" {
 		s = "project"
 	}

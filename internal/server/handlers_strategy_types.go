@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -48,14 +47,11 @@ func checkResourceName(property, name string) error {
 	if len(name) > 100 {
 		return apierr.Validation("The `%s` property must not be longer than 100 characters.", property)
 	}
-	if !resourceNamePattern.MatchString(name) || name == "." || name == ".." {
+	if !urlFriendly(name) || name == "." || name == ".." {
 		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
 	}
 	return nil
 }
-
-// resourceNamePattern is what encodeURIComponent leaves unchanged.
-var resourceNamePattern = regexp.MustCompile(`^[A-Za-z0-9\-_.!~*'()]+$`)
 
 // bundledStrategyError refuses changes to a built-in strategy type.
 func bundledStrategyError(name string) error {
