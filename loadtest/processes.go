@@ -25,11 +25,13 @@ const (
 	clientKey     = "loadtest-client-key"
 )
 
-// buildBunting compiles ./cmd/bunting of the repository at repo into dir.
+// buildBunting compiles ./cmd/bunting of the repository at repo into dir,
+// the way `make build` does (pure Go, no libc mapped into the process).
 func buildBunting(repo, dir string) (string, error) {
 	bin := filepath.Join(dir, "bunting")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/bunting")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/bunting")
 	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building bunting in %s: %v\n%s", repo, err, out)
 	}
