@@ -60,60 +60,64 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 	needle := strings.ToLower(f.Query)
 	pattern := arg("%" + escapeLike(needle) + "%")
 	conds = append(conds, textMatches(pattern))
-	// A free-text match may be common or rare. First scan the newest
-	// events in a small window (without the text index): a common
-	// term's newest matches are there. Otherwise ask the text index.
-	latest, err := q.s.LatestEventID(q.ctx)
-	if err != nil {
-		return nil, 0, err
+	// A free-text match may be common or rare. A common text's newest
+	// matches are among the newest events, which are scanned first
+	// (without the text index); a rare text goes to the index at once.
+	// The highest id this process knows is enough to place the window: a
+	// newer event is inside it all the same. Before scanning everything,
+	// the database confirms that there is little to scan.
+	latest := q.s.Revision()
+	if latest <= recentEventsScanned {
+		if latest, err = q.s.LatestEventID(q.ctx); err != nil {
+			return nil, 0, err
+		}
 	}
 	lower := latest - recentEventsScanned
 	if lower <= 0 {
 		out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
 		return out, total, err
 	}
-	recent := append(slices.Clone(conds), "e.id > "+strconv.FormatInt(lower, 10))
-	out, err := q.selectEvents("events e", recent, "e.id DESC", args, limit, f.Offset)
-	if err != nil || len(out) == limit {
-		return out, total, err
+	keep := func(string) bool { return true }
+	if q.s.dialect.Name == "postgres" {
+		keep = isWordGram
+	}
+	grams, share, err := q.s.rareGrams(q.ctx, needle, keep)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(grams) == 0 || share*float64(recentEventsScanned) >= float64(limit+f.Offset) {
+		recent := append(slices.Clone(conds), "e.id > "+strconv.FormatInt(lower, 10))
+		out, err := q.selectEvents("events e", recent, "e.id DESC", args, limit, f.Offset)
+		if err != nil || len(out) == limit {
+			return out, total, err
+		}
 	}
 	// The index is asked for the rarest few trigrams of the text only (see
 	// events_grams.go); textMatches then checks the candidates exactly.
-	switch q.s.dialect.Name {
-	case "sqlite":
-		grams, err := q.s.rareGrams(q.ctx, needle, func(string) bool { return true })
-		if err != nil {
-			return nil, 0, err
+	switch {
+	case len(grams) > 0 && q.s.dialect.Name == "sqlite":
+		for i, g := range grams {
+			grams[i] = `"` + strings.ReplaceAll(g, `"`, `""`) + `"`
 		}
-		if len(grams) > 0 {
-			for i, g := range grams {
-				grams[i] = `"` + strings.ReplaceAll(g, `"`, `""`) + `"`
-			}
-			conds = append(conds, "events_fts MATCH "+arg(strings.Join(grams, " AND ")))
-			out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", conds, "f.rowid DESC", args, limit, f.Offset)
-			return out, total, err
+		conds = append(conds, "events_fts MATCH "+arg(strings.Join(grams, " AND ")))
+		out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", conds, "f.rowid DESC", args, limit, f.Offset)
+		return out, total, err
+	case len(grams) > 0:
+		// Literal patterns (letters and digits only), so that the planner
+		// sees which trigrams the index is asked for. Ordering by id+0
+		// keeps it from walking the primary key newest first and testing
+		// every row instead of using the index.
+		for _, w := range gramRuns(needle, grams) {
+			conds = append(conds, eventSearchText+" LIKE '%"+w+"%'")
 		}
-	case "postgres":
-		grams, err := q.s.rareGrams(q.ctx, needle, isWordGram)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(grams) > 0 {
-			// Literal patterns (letters and digits only), so that the
-			// planner sees which trigrams the index is asked for. Ordering
-			// by id+0 keeps it from walking the primary key newest first
-			// and testing every row instead of using the index.
-			for _, g := range grams {
-				conds = append(conds, eventSearchText+" LIKE '%"+g+"%'")
-			}
-			out, err := q.selectEvents("events e", conds, "e.id + 0 DESC", args, limit, f.Offset)
-			return out, total, err
-		}
+		out, err := q.selectEvents("events e", conds, "e.id + 0 DESC", args, limit, f.Offset)
+		return out, total, err
+	case q.s.dialect.Name == "postgres":
 		// The trigram index may still help with the whole pattern.
 		conds = append(conds, eventSearchText+" LIKE "+pattern+` ESCAPE '\'`)
 	}
 	// No trigram to look up (a text of one or two characters): scan.
-	out, err = q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
+	out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
 	return out, total, err
 }
 

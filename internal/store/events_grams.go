@@ -39,16 +39,18 @@ type gramSample struct {
 }
 
 // rareGrams returns up to searchGrams distinct trigrams of needle, rarest
-// first by the sample; keep drops trigrams the index cannot look up.
-func (s *Store) rareGrams(ctx context.Context, needle string, keep func(string) bool) ([]string, error) {
+// first by the sample, and the sampled share of events that contain the
+// rarest (an upper bound of the share that contain needle); keep drops
+// trigrams the index cannot look up.
+func (s *Store) rareGrams(ctx context.Context, needle string, keep func(string) bool) ([]string, float64, error) {
 	grams := trigrams(needle)
 	grams = slices.DeleteFunc(grams, func(g string) bool { return !keep(g) })
-	if len(grams) <= 1 {
-		return grams, nil
+	if len(grams) == 0 {
+		return nil, 1, nil
 	}
 	sample, err := s.gramSample(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// Stable: among equally rare trigrams, the needle's order is kept.
 	slices.SortStableFunc(grams, func(a, b string) int { return sample.counts[a] - sample.counts[b] })
@@ -58,7 +60,7 @@ func (s *Store) rareGrams(ctx context.Context, needle string, keep func(string) 
 	for n < min(searchGrams, len(grams)) && sample.counts[grams[n]]*10 <= sample.docs {
 		n++
 	}
-	return grams[:n], nil
+	return grams[:n], float64(sample.counts[grams[0]]) / float64(max(sample.docs, 1)), nil
 }
 
 // gramSample returns the current sample, drawing a new one when there is
@@ -132,6 +134,34 @@ func trigrams(s string) []string {
 		}
 	}
 	return out
+}
+
+// gramRuns returns the runs of needle that the given trigrams cover, where
+// trigrams starting one character apart join (so "424" and "242" of
+// "flag-4242" make "4242", whose trigrams are just those two). Joining
+// trigrams further apart would bring in trigrams between them.
+func gramRuns(needle string, grams []string) []string {
+	runes := []rune(needle)
+	var starts []int
+	for _, g := range grams {
+		for i := 0; i+3 <= len(runes); i++ {
+			if string(runes[i:i+3]) == g {
+				starts = append(starts, i)
+				break
+			}
+		}
+	}
+	slices.Sort(starts)
+	var runs []string
+	for i := 0; i < len(starts); {
+		j := i
+		for j+1 < len(starts) && starts[j+1] == starts[j]+1 {
+			j++
+		}
+		runs = append(runs, string(runes[starts[i]:starts[j]+3]))
+		i = j + 1
+	}
+	return runs
 }
 
 // isWordGram reports whether g is three ASCII letters or digits: a trigram
