@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // EventFilter selects events. Empty fields do not filter.
@@ -48,41 +47,89 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 		limit = 100
 	}
 	if f.Query == "" {
-		out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
+		if f.Offset <= 0 {
+			out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, 0)
+			return out, total, err
+		}
+		// Skip rows on an index of the filter columns and id (every filter
+		// combination has one), reading only the rows returned.
+		page := "e.id IN (SELECT e.id FROM events e" + where(conds) + " ORDER BY e.id DESC LIMIT " + arg(limit) + " OFFSET " + arg(f.Offset) + ")"
+		out, err := q.selectEvents("events e", []string{page}, "e.id DESC", args, limit, 0)
 		return out, total, err
 	}
 	needle := strings.ToLower(f.Query)
-	// A free-text match may be common or rare. First scan the newest
-	// events in a small window (without the text index): a common
-	// term's newest matches are there. Otherwise ask the text index.
-	latest, err := q.s.LatestEventID(q.ctx)
+	pattern := arg("%" + escapeLike(needle) + "%")
+	conds = append(conds, textMatches(pattern))
+	// A free-text match may be common or rare. A common text's newest
+	// matches are among the newest events, which are scanned first
+	// (without the text index); a rare text goes to the index at once.
+	// The highest id this process knows is enough to place the window: a
+	// newer event is inside it all the same. Before scanning everything,
+	// the database confirms that there is little to scan.
+	latest := q.s.Revision()
+	if latest <= recentEventsScanned {
+		if latest, err = q.s.LatestEventID(q.ctx); err != nil {
+			return nil, 0, err
+		}
+	}
+	lower := latest - recentEventsScanned
+	if lower <= 0 {
+		out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
+		return out, total, err
+	}
+	keep := func(string) bool { return true }
+	if q.s.dialect.Name == "postgres" {
+		keep = isWordGram
+	}
+	grams, share, err := q.s.rareGrams(q.ctx, needle, keep)
 	if err != nil {
 		return nil, 0, err
 	}
-	likeArgs := append(slices.Clone(args), "%"+escapeLike(needle)+"%")
-	scan := "(' ' || " + eventSearchText + ") LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
-	for _, span := range []int64{2000} {
-		lower := latest - span
-		windowConds := append(slices.Clone(conds), scan)
-		if lower > 0 {
-			windowConds = append(windowConds, "e.id > "+strconv.FormatInt(lower, 10))
-		}
-		out, err := q.selectEvents("events e", windowConds, "e.id DESC", likeArgs, limit, f.Offset)
-		if err != nil || lower <= 0 || len(out) == limit {
+	if len(grams) == 0 || share*float64(recentEventsScanned) >= float64(limit+f.Offset) {
+		recent := append(slices.Clone(conds), "e.id > "+strconv.FormatInt(lower, 10))
+		out, err := q.selectEvents("events e", recent, "e.id DESC", args, limit, f.Offset)
+		if err != nil || len(out) == limit {
 			return out, total, err
 		}
 	}
-	if q.s.dialect.Name == "sqlite" && utf8.RuneCountInString(needle) >= 3 {
-		// The trigram index yields matching ids newest first. (Matching only
-		// the rarest trigrams and re-checking with LIKE was measured slower.)
-		ftsArgs := append(slices.Clone(args), `"`+strings.ReplaceAll(needle, `"`, `""`)+`"`)
-		ftsConds := append(slices.Clone(conds), "events_fts MATCH $"+strconv.Itoa(len(ftsArgs)))
-		out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", ftsConds, "f.rowid DESC", ftsArgs, limit, f.Offset)
+	// The index is asked for the rarest few trigrams of the text only (see
+	// events_grams.go); textMatches then checks the candidates exactly.
+	switch {
+	case len(grams) > 0 && q.s.dialect.Name == "sqlite":
+		for i, g := range grams {
+			grams[i] = `"` + strings.ReplaceAll(g, `"`, `""`) + `"`
+		}
+		conds = append(conds, "events_fts MATCH "+arg(strings.Join(grams, " AND ")))
+		out, err := q.selectEvents("events_fts f JOIN events e ON e.id = f.rowid", conds, "f.rowid DESC", args, limit, f.Offset)
 		return out, total, err
+	case len(grams) > 0:
+		// Literal patterns (letters and digits only), so that the planner
+		// sees which trigrams the index is asked for. Ordering by id+0
+		// keeps it from walking the primary key newest first and testing
+		// every row instead of using the index.
+		for _, w := range gramRuns(needle, grams) {
+			conds = append(conds, eventSearchText+" LIKE '%"+w+"%'")
+		}
+		out, err := q.selectEvents("events e", conds, "e.id + 0 DESC", args, limit, f.Offset)
+		return out, total, err
+	case q.s.dialect.Name == "postgres":
+		// The trigram index may still help with the whole pattern.
+		conds = append(conds, eventSearchText+" LIKE "+pattern+` ESCAPE '\'`)
 	}
-	indexed := eventSearchText + " LIKE $" + strconv.Itoa(len(likeArgs)) + ` ESCAPE '\'`
-	out, err := q.selectEvents("events e", append(slices.Clone(conds), indexed), "e.id DESC", likeArgs, limit, f.Offset)
+	// No trigram to look up (a text of one or two characters): scan.
+	out, err := q.selectEvents("events e", conds, "e.id DESC", args, limit, f.Offset)
 	return out, total, err
+}
+
+// recentEventsScanned is how many of the newest events a free-text search
+// scans before it asks the text index (a variable for tests).
+var recentEventsScanned int64 = 2000
+
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
 }
 
 func (q Q) selectEvents(from string, conds []string, order string, args []any, limit, offset int) ([]Event, error) {
@@ -91,12 +138,8 @@ func (q Q) selectEvents(from string, conds []string, order string, args []any, l
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
 	query := `SELECT e.id, e.type, e.created_by, e.created_by_user_id, e.created_at, e.data, e.pre_data, e.tags, e.feature_name, e.project, e.environment
-		FROM ` + from + where + ` ORDER BY ` + order + ` LIMIT ` + arg(limit) + ` OFFSET ` + arg(max(offset, 0))
+		FROM ` + from + where(conds) + ` ORDER BY ` + order + ` LIMIT ` + arg(limit) + ` OFFSET ` + arg(max(offset, 0))
 	rows, err := q.query(query, args...)
 	if err != nil {
 		return nil, err
@@ -113,9 +156,24 @@ func (q Q) selectEvents(from string, conds []string, order string, args []any, l
 	return out, q.s.translate(rows.Err())
 }
 
-// eventSearchText is the text the free-text query matches; on PostgreSQL
-// the same expression carries a trigram index.
-const eventSearchText = `LOWER(e.type || ' ' || e.created_by || ' ' || COALESCE(e.data, '') || ' ' || COALESCE(e.pre_data, '') || ' ' || e.tags)`
+// eventText is the text the free-text index holds for an event: its type,
+// creator, data, previous data and tags. On PostgreSQL eventSearchText
+// carries a trigram index.
+const (
+	eventText       = `e.type || ' ' || e.created_by || ' ' || COALESCE(e.data, '') || ' ' || COALESCE(e.pre_data, '') || ' ' || e.tags`
+	eventSearchText = `LOWER(` + eventText + `)`
+)
+
+// textMatches is the exact free-text test: like Unleash, the pattern (a
+// lowered, escaped %text%) must match one of the fields on its own, not
+// across the boundary of two.
+func textMatches(pattern string) string {
+	var or []string
+	for _, col := range []string{"e.type", "e.created_by", "e.data", "e.pre_data", "e.tags"} {
+		or = append(or, "LOWER("+col+") LIKE "+pattern+` ESCAPE '\'`)
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
 
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)

@@ -107,6 +107,10 @@ type Store struct {
 	// fingerprint is what LatestEventID saw last time.
 	fingerprintMu sync.Mutex
 	fingerprint   [2]int64
+	// grams estimates how common each trigram of event text is, so that a
+	// free-text search asks the index for rare ones (events_grams.go).
+	grams   atomic.Pointer[gramSample]
+	gramsMu sync.Mutex
 }
 
 // writeSlotTimeout bounds the wait for the SQLite writer (as busy_timeout
