@@ -63,25 +63,33 @@ func (s *Store) rareGrams(ctx context.Context, needle string, keep func(string) 
 	return grams[:n], float64(sample.counts[grams[0]]) / float64(max(sample.docs, 1)), nil
 }
 
-// gramSample returns the current sample, drawing a new one when there is
-// none or it is stale. One caller draws; the others keep using the old one.
+// gramSample returns the current sample. The first search draws it; a
+// stale one is redrawn in the background while searches keep using it, so
+// no request waits for a redraw.
 func (s *Store) gramSample(ctx context.Context) (*gramSample, error) {
 	latest := s.Revision()
 	cur := s.grams.Load()
 	if cur != nil && time.Since(cur.at) < gramSampleMaxAge && latest < 2*cur.latest+gramSampleSize {
 		return cur, nil
 	}
-	if cur != nil && !s.gramsMu.TryLock() {
+	if cur != nil {
+		if s.gramsMu.TryLock() {
+			go func() {
+				defer s.gramsMu.Unlock()
+				bg, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if next, err := s.drawGramSample(bg, latest); err == nil {
+					s.grams.Store(next)
+				}
+			}()
+		}
 		return cur, nil
 	}
-	if cur == nil {
-		s.gramsMu.Lock()
-		if cur = s.grams.Load(); cur != nil {
-			s.gramsMu.Unlock()
-			return cur, nil
-		}
-	}
+	s.gramsMu.Lock()
 	defer s.gramsMu.Unlock()
+	if cur = s.grams.Load(); cur != nil {
+		return cur, nil
+	}
 	next, err := s.drawGramSample(ctx, latest)
 	if err != nil {
 		return nil, err
