@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -28,12 +27,6 @@ func runProxy(ctx context.Context, args []string, env LookupEnv, stdout, stderr 
 		return err
 	}
 	log := proxy.NewLogger(cfg, stderr)
-	if _, set := env("GOGC"); !set {
-		// The proxy's live heap is mostly the flag configuration and its
-		// requests allocate little, so a tighter GC target keeps resident
-		// memory small at a negligible CPU cost.
-		debug.SetGCPercent(50)
-	}
 	proxy.Version = versionString()
 	p, err := proxy.New(cfg, proxy.WithLogger(log), proxy.WithMemoryCompaction())
 	if err != nil {
