@@ -495,3 +495,23 @@ func allHold(cs []*constraint, st *evalState) bool {
 	}
 	return true
 }
+
+// allHold reports whether the constraints with the given ids (into
+// st.constraints) all hold. The memo is read by id before the constraint
+// itself is touched.
+func (st *evalState) allHold(ids []int32) bool {
+	for _, id := range ids {
+		if st.memo != nil {
+			switch st.memo[id] {
+			case memoFalse:
+				return false
+			case memoTrue:
+				continue
+			}
+		}
+		if !st.constraints[id].holds(st) {
+			return false
+		}
+	}
+	return true
+}

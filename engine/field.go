@@ -131,6 +131,9 @@ const (
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
 type evalState struct {
 	ctx *Context
+	// constraints and constraintIDs are the snapshot's (see Snapshot).
+	constraints   []constraint
+	constraintIDs []int32
 	// memo records constraint outcomes by constraint id for this
 	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
 	memo []uint8

@@ -10,40 +10,34 @@ import (
 // strategies, the same environment or user list on many flags) and
 // numbering them for the per-evaluation memo.
 type constraintTable struct {
-	byKey  map[string]*constraint
+	byKey  map[string]int32
 	fields *fieldTable
-	// free is where the next constraints are allocated, side by side.
-	free []constraint
+	// list holds the distinct constraints side by side, indexed by id.
+	list []constraint
 }
-
-// slabSize is how many constraints or strategies are allocated at once,
-// so that those of one snapshot lie next to each other in memory.
-const slabSize = 256
 
 func newConstraintTable(fields *fieldTable) *constraintTable {
-	return &constraintTable{byKey: make(map[string]*constraint), fields: fields}
+	return &constraintTable{byKey: make(map[string]int32), fields: fields}
 }
 
-// compile returns the compiled form of c, shared with every identical
-// constraint compiled before.
-func (t *constraintTable) compile(c Constraint) *constraint {
+// compile returns the id of the compiled form of c, shared with every
+// identical constraint compiled before.
+func (t *constraintTable) compile(c Constraint) int32 {
 	key := constraintKey(c)
-	if cc, ok := t.byKey[key]; ok {
-		return cc
+	if id, ok := t.byKey[key]; ok {
+		return id
 	}
-	if len(t.free) == 0 {
-		t.free = make([]constraint, slabSize)
-	}
-	cc := &t.free[0]
-	t.free = t.free[1:]
+	id := int32(len(t.list))
+	t.list = append(t.list, constraint{})
+	cc := &t.list[id]
 	compileConstraint(cc, c, t.fields)
-	cc.id = int32(len(t.byKey))
-	t.byKey[key] = cc
-	return cc
+	cc.id = id
+	t.byKey[key] = id
+	return id
 }
 
 // size is the number of distinct constraints.
-func (t *constraintTable) size() int { return len(t.byKey) }
+func (t *constraintTable) size() int { return len(t.list) }
 
 // constraintKey identifies a constraint by everything that affects its
 // result; strings are length-prefixed so no two constraints share a key.

@@ -50,13 +50,15 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // kept small (what the less common algorithms need lives in ext) and
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
-	algo        algorithm
-	constraints []*constraint // own constraints, then the segments'
-	percentage  float64       // rollouts
-	prefix      hashPrefix    // rollouts: "groupId:" under rolloutSeed
-	stickiness  stickiness    // flexibleRollout
-	variants    *variantList  // nil when the strategy has no variants
-	ext         *strategyOperands
+	algo algorithm
+	// c0 and c1 bound the strategy's constraint ids (its own, then the
+	// segments') in Snapshot.constraintIDs.
+	c0, c1     int32
+	percentage float64      // rollouts
+	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
+	stickiness stickiness   // flexibleRollout
+	variants   *variantList // nil when the strategy has no variants
+	ext        *strategyOperands
 }
 
 // strategyOperands are what userWithId, remoteAddress and custom
@@ -68,17 +70,15 @@ type strategyOperands struct {
 	parameters map[string]string // custom: a private copy
 }
 
-// compileStrategy compiles s of the flag named flagName. segments maps
-// segment ids to their compiled constraints.
-func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint, cfg *compileConfig) *strategy {
-	if len(cfg.freeStrategies) == 0 {
-		cfg.freeStrategies = make([]strategy, slabSize)
-	}
-	cs := &cfg.freeStrategies[0]
-	cfg.freeStrategies = cfg.freeStrategies[1:]
-	cs.constraints = make([]*constraint, 0, len(s.Constraints))
+// compileStrategy compiles s of the flag named flagName and appends it to
+// cfg.strategies. segments maps segment ids to their compiled constraint
+// ids.
+func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg *compileConfig) {
+	cfg.strategies = append(cfg.strategies, strategy{})
+	cs := &cfg.strategies[len(cfg.strategies)-1]
+	cs.c0 = int32(len(cfg.constraintIDs))
 	for _, c := range s.Constraints {
-		cs.constraints = append(cs.constraints, cfg.constraints.compile(c))
+		cfg.constraintIDs = append(cfg.constraintIDs, cfg.constraints.compile(c))
 	}
 	missingSegment := false
 	for _, id := range s.Segments {
@@ -87,8 +87,9 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 			missingSegment = true
 			break
 		}
-		cs.constraints = append(cs.constraints, seg...)
+		cfg.constraintIDs = append(cfg.constraintIDs, seg...)
 	}
+	cs.c1 = int32(len(cfg.constraintIDs))
 	cs.compileAlgorithm(flagName, s, cfg)
 	if missingSegment {
 		cs.algo = algoNever
@@ -101,7 +102,6 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 		}
 		cs.variants = compileVariants(s.Variants, group, sticky, cfg)
 	}
-	return cs
 }
 
 func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) {
@@ -188,7 +188,7 @@ func splitList(s string) map[string]struct{} {
 // enabled reports whether the strategy matches: its constraints hold and
 // its algorithm says yes.
 func (cs *strategy) enabled(st *evalState) bool {
-	if cs.algo == algoNever || !allHold(cs.constraints, st) {
+	if cs.algo == algoNever || (cs.c1 > cs.c0 && !st.allHold(st.constraintIDs[cs.c0:cs.c1])) {
 		return false
 	}
 	ctx := st.ctx
