@@ -1,9 +1,39 @@
 package engine
 
 import (
+	"hash/maphash"
 	"strconv"
 	"strings"
 )
+
+// hashSeed seeds valueHash for the life of the process.
+var hashSeed = maphash.MakeSeed()
+
+// valueHash is the hash of a constraint or user id value compared before
+// the strings themselves.
+func valueHash(s string) uint64 { return maphash.String(hashSeed, s) }
+
+// hashArena hands out uint64 slices from shared chunks, so that the hash
+// arrays of a snapshot lie next to each other in memory.
+type hashArena struct {
+	free []uint64
+}
+
+// hashChunk is how many hashes an arena allocates at once.
+const hashChunk = 1024
+
+// alloc returns a slice of n hashes; a nil arena allocates it alone.
+func (a *hashArena) alloc(n int) []uint64 {
+	if a == nil || n > hashChunk/4 {
+		return make([]uint64, n)
+	}
+	if len(a.free) < n {
+		a.free = make([]uint64, hashChunk)
+	}
+	out := a.free[:n:n]
+	a.free = a.free[n:]
+	return out
+}
 
 // constraintTable compiles the constraints of one snapshot, sharing one
 // compiled constraint between identical ones (segments referenced by many
@@ -14,6 +44,8 @@ type constraintTable struct {
 	fields *fieldTable
 	// list holds the distinct constraints side by side, indexed by id.
 	list []constraint
+	// hashes holds the value hashes of IN/NOT_IN constraints side by side.
+	hashes hashArena
 }
 
 func newConstraintTable(fields *fieldTable) *constraintTable {
@@ -30,7 +62,7 @@ func (t *constraintTable) compile(c Constraint) int32 {
 	id := int32(len(t.list))
 	t.list = append(t.list, constraint{})
 	cc := &t.list[id]
-	compileConstraint(cc, c, t.fields)
+	compileConstraint(cc, c, t.fields, &t.hashes)
 	cc.id = id
 	t.byKey[key] = id
 	return id

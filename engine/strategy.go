@@ -64,8 +64,10 @@ type strategy struct {
 // strategyOperands are what userWithId, remoteAddress and custom
 // strategies need; nil for the other algorithms.
 type strategyOperands struct {
-	userIDs    map[string]struct{}
-	prefixes   []netip.Prefix // remoteAddress
+	userIDs    []string            // userWithId
+	userHashes []uint64            // valueHash of userIDs
+	userSet    map[string]struct{} // userIDs when there are many
+	prefixes   []netip.Prefix      // remoteAddress
 	custom     CustomStrategy
 	parameters map[string]string // custom: a private copy
 }
@@ -111,7 +113,16 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		cs.algo = algoAlways
 	case "userWithId":
 		cs.algo = algoUserWithID
-		cs.ext = &strategyOperands{userIDs: splitList(p["userIds"])}
+		ids := splitList(p["userIds"])
+		ext := &strategyOperands{userIDs: make([]string, 0, len(ids)), userHashes: make([]uint64, 0, len(ids))}
+		for id := range ids {
+			ext.userIDs = append(ext.userIDs, id)
+			ext.userHashes = append(ext.userHashes, valueHash(id))
+		}
+		if len(ids) >= setThreshold {
+			ext.userSet = ids
+		}
+		cs.ext = ext
 	case "gradualRolloutUserId", "gradualRolloutSessionId":
 		cs.algo = algoUserRollout
 		if s.Name == "gradualRolloutSessionId" {
@@ -199,8 +210,11 @@ func (cs *strategy) enabled(st *evalState) bool {
 		if ctx.UserID == "" {
 			return false
 		}
-		_, ok := cs.ext.userIDs[ctx.UserID]
-		return ok
+		if cs.ext.userSet != nil {
+			_, ok := cs.ext.userSet[ctx.UserID]
+			return ok
+		}
+		return hashedContains(cs.ext.userIDs, cs.ext.userHashes, ctx.UserID, st.userIDHash())
 	case algoUserRollout:
 		return cs.rolloutOn(ctx.UserID)
 	case algoSessionRollout:
