@@ -67,12 +67,50 @@ type compileConfig struct {
 	// Snapshot.strategies and Snapshot.constraintIDs.
 	strategies    []strategy
 	constraintIDs []int32
+	// freeVariants, freeLists and freeEntries are where the next
+	// ResultVariants, variant lists and variant entries are allocated,
+	// side by side, so that walking them for every flag stays compact.
+	freeVariants []ResultVariant
+	freeLists    []variantList
+	freeEntries  []variantEntry
+}
+
+// slabSize is how many variants or variant lists are allocated at once.
+const slabSize = 256
+
+// newVariantList allocates a variant list next to the previous ones.
+func (cfg *compileConfig) newVariantList() *variantList {
+	if len(cfg.freeLists) == 0 {
+		cfg.freeLists = make([]variantList, slabSize)
+	}
+	vl := &cfg.freeLists[0]
+	cfg.freeLists = cfg.freeLists[1:]
+	return vl
+}
+
+// newEntries allocates n variant entries (length 0, capacity n) next to
+// the previous ones.
+func (cfg *compileConfig) newEntries(n int) []variantEntry {
+	if n > slabSize/4 {
+		return make([]variantEntry, 0, n)
+	}
+	if len(cfg.freeEntries) < n {
+		cfg.freeEntries = make([]variantEntry, slabSize)
+	}
+	out := cfg.freeEntries[:0:n]
+	cfg.freeEntries = cfg.freeEntries[n:]
+	return out
 }
 
 // newVariant registers the ResultVariant of a payload variant and gives it
 // the next dense ID.
 func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
-	rv := &ResultVariant{ID: len(cfg.variants), Name: v.Name, Enabled: true, FeatureEnabled: true}
+	if len(cfg.freeVariants) == 0 {
+		cfg.freeVariants = make([]ResultVariant, slabSize)
+	}
+	rv := &cfg.freeVariants[0]
+	cfg.freeVariants = cfg.freeVariants[1:]
+	*rv = ResultVariant{ID: len(cfg.variants), Name: v.Name, Enabled: true, FeatureEnabled: true}
 	if v.Payload != nil {
 		p := *v.Payload
 		rv.Payload = &p
