@@ -57,8 +57,10 @@ var operatorsByName = map[string]operator{
 	"IN_CIDR":         opInCIDR,
 }
 
-// setThreshold is the list length from which IN/NOT_IN use a map.
-const setThreshold = 8
+// setThreshold is the list length from which IN/NOT_IN use a map; shorter
+// lists compare precomputed hashes (see valueHash) side by side and only
+// compare the strings whose hash matches.
+const setThreshold = 64
 
 // constraint is one compiled constraint. The operand fields used depend on
 // op; everything is parsed once here and only read while evaluating. It is
@@ -78,7 +80,9 @@ type constraint struct {
 	field  field
 
 	values []string // IN, NOT_IN, STR_* (lowercased for caseInsensitive STR_*)
-	number float64  // NUM_*
+	// hashes are the valueHash of values, for IN and NOT_IN.
+	hashes []uint64
+	number float64 // NUM_*
 	ext    *constraintOperands
 }
 
@@ -92,8 +96,9 @@ type constraintOperands struct {
 	prefixes []netip.Prefix      // IN_CIDR
 }
 
-// compileConstraint compiles c into cc.
-func compileConstraint(cc *constraint, c Constraint, fields *fieldTable) {
+// compileConstraint compiles c into cc, taking hash arrays from arena
+// (nil allocates them separately).
+func compileConstraint(cc *constraint, c Constraint, fields *fieldTable, arena *hashArena) {
 	*cc = constraint{
 		field:           fields.field(c.ContextName),
 		op:              operatorsByName[c.Operator],
@@ -103,6 +108,10 @@ func compileConstraint(cc *constraint, c Constraint, fields *fieldTable) {
 	switch cc.op {
 	case opIn, opNotIn:
 		cc.values = slices.Clone(c.Values)
+		cc.hashes = arena.alloc(len(c.Values))
+		for i, v := range c.Values {
+			cc.hashes[i] = valueHash(v)
+		}
 		if len(c.Values) >= setThreshold {
 			set := make(map[string]struct{}, len(c.Values))
 			for _, v := range c.Values {
@@ -188,9 +197,9 @@ func (c *constraint) test(st *evalState) bool {
 	}
 	switch c.op {
 	case opIn:
-		return c.contains(v)
+		return c.contains(v, st.hash(c.field, v))
 	case opNotIn:
-		return !c.contains(v)
+		return !c.contains(v, st.hash(c.field, v))
 	case opStrStartsWith, opStrEndsWith, opStrContains:
 		return c.testString(v)
 	case opRegex:
@@ -199,13 +208,20 @@ func (c *constraint) test(st *evalState) bool {
 	return false
 }
 
-func (c *constraint) contains(v string) bool {
+// contains reports whether v, whose valueHash is h, is one of c.values.
+func (c *constraint) contains(v string, h uint64) bool {
 	if c.ext != nil {
 		_, ok := c.ext.valueSet[v]
 		return ok
 	}
-	for _, x := range c.values {
-		if x == v {
+	return hashedContains(c.values, c.hashes, v, h)
+}
+
+// hashedContains reports whether v, whose valueHash is h, is one of
+// values, whose hashes are hashes.
+func hashedContains(values []string, hashes []uint64, v string, h uint64) bool {
+	for i, x := range hashes {
+		if x == h && values[i] == v {
 			return true
 		}
 	}
@@ -471,7 +487,7 @@ func CompileConstraints(cs []Constraint, opts Options) *Matcher {
 	fields := newFieldTable()
 	compiled := make([]constraint, len(cs))
 	for i, c := range cs {
-		compileConstraint(&compiled[i], c, fields)
+		compileConstraint(&compiled[i], c, fields, nil)
 		m.constraints[i] = &compiled[i]
 	}
 	return m
@@ -490,6 +506,33 @@ func (m *Matcher) Match(ctx *Context) bool {
 func allHold(cs []*constraint, st *evalState) bool {
 	for _, c := range cs {
 		if !c.holds(st) {
+			return false
+		}
+	}
+	return true
+}
+
+// allHold reports whether the constraints with the given ids (into
+// st.constraints) all hold. The memo is read by id before the constraint
+// itself is touched.
+func (st *evalState) allHold(ids []int32) bool {
+	for _, id := range ids {
+		if st.memo != nil {
+			switch st.memo[id] {
+			case memoFalse:
+				return false
+			case memoTrue:
+				continue
+			}
+		}
+		ok := st.constraints[id].evaluate(st)
+		if st.memo != nil {
+			st.memo[id] = memoFalse
+			if ok {
+				st.memo[id] = memoTrue
+			}
+		}
+		if !ok {
 			return false
 		}
 	}

@@ -111,6 +111,7 @@ type cachedField struct {
 	versionOK bool
 	addrOK    bool
 	dateOK    bool
+	hash      uint64
 	number    float64
 	version   semverValue
 	addr      netip.Addr
@@ -125,12 +126,16 @@ const (
 	parsedVersion
 	parsedAddr
 	parsedDate
+	parsedHash
 )
 
 // evalState is the per-evaluation scratch state. It lives on the caller's
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
 type evalState struct {
 	ctx *Context
+	// constraints and constraintIDs are the snapshot's (see Snapshot).
+	constraints   []constraint
+	constraintIDs []int32
 	// memo records constraint outcomes by constraint id for this
 	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
 	memo []uint8
@@ -145,6 +150,9 @@ type evalState struct {
 	remote     netip.Addr
 	remoteOK   bool
 	remoteDone bool
+	// userHash is valueHash(ctx.UserID) once userHashDone is set.
+	userHash     uint64
+	userHashDone bool
 }
 
 // Constraint outcomes in evalState.memo.
@@ -324,4 +332,26 @@ func (st *evalState) date(f field) (time.Time, bool) {
 func (st *evalState) stickyValue(f field) (string, bool) {
 	v, ok := st.value(f)
 	return v, ok && v != ""
+}
+
+// hash is valueHash of field f's value v, once per evaluation.
+func (st *evalState) hash(f field, v string) uint64 {
+	c := st.cached(f)
+	if c == nil {
+		return valueHash(v)
+	}
+	if c.parsed&parsedHash == 0 {
+		c.hash = valueHash(v)
+		c.parsed |= parsedHash
+	}
+	return c.hash
+}
+
+// userIDHash is valueHash of ctx.UserID, once per evaluation.
+func (st *evalState) userIDHash() uint64 {
+	if !st.userHashDone {
+		st.userHash = valueHash(st.ctx.UserID)
+		st.userHashDone = true
+	}
+	return st.userHash
 }

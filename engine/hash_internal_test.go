@@ -162,7 +162,7 @@ func TestSemverAppendixA(t *testing.T) {
 			want bool
 		}{{"SEMVER_EQ", tc.eq}, {"SEMVER_LT", tc.lt}, {"SEMVER_GT", tc.gt}} {
 			var c constraint
-			compileConstraint(&c, Constraint{ContextName: "version", Operator: op.name, Value: tc.value}, newFieldTable())
+			compileConstraint(&c, Constraint{ContextName: "version", Operator: op.name, Value: tc.value}, newFieldTable(), nil)
 			st := newEvalState(&Context{Properties: map[string]string{"version": tc.ctx}}, nil)
 			if got := c.holds(&st); got != op.want {
 				t.Errorf("%q %s %q = %v, want %v (differs from node: %v)", tc.ctx, op.name, tc.value, got, op.want, tc.differsNode)

@@ -1,49 +1,75 @@
 package engine
 
 import (
+	"hash/maphash"
 	"strconv"
 	"strings"
 )
+
+// hashSeed seeds valueHash for the life of the process.
+var hashSeed = maphash.MakeSeed()
+
+// valueHash is the hash of a constraint or user id value compared before
+// the strings themselves.
+func valueHash(s string) uint64 { return maphash.String(hashSeed, s) }
+
+// hashArena hands out uint64 slices from shared chunks, so that the hash
+// arrays of a snapshot lie next to each other in memory.
+type hashArena struct {
+	free []uint64
+}
+
+// hashChunk is how many hashes an arena allocates at once.
+const hashChunk = 1024
+
+// alloc returns a slice of n hashes; a nil arena allocates it alone.
+func (a *hashArena) alloc(n int) []uint64 {
+	if a == nil || n > hashChunk/4 {
+		return make([]uint64, n)
+	}
+	if len(a.free) < n {
+		a.free = make([]uint64, hashChunk)
+	}
+	out := a.free[:n:n]
+	a.free = a.free[n:]
+	return out
+}
 
 // constraintTable compiles the constraints of one snapshot, sharing one
 // compiled constraint between identical ones (segments referenced by many
 // strategies, the same environment or user list on many flags) and
 // numbering them for the per-evaluation memo.
 type constraintTable struct {
-	byKey  map[string]*constraint
+	byKey  map[string]int32
 	fields *fieldTable
-	// free is where the next constraints are allocated, side by side.
-	free []constraint
+	// list holds the distinct constraints side by side, indexed by id.
+	list []constraint
+	// hashes holds the value hashes of IN/NOT_IN constraints side by side.
+	hashes hashArena
 }
-
-// slabSize is how many constraints or strategies are allocated at once,
-// so that those of one snapshot lie next to each other in memory.
-const slabSize = 256
 
 func newConstraintTable(fields *fieldTable) *constraintTable {
-	return &constraintTable{byKey: make(map[string]*constraint), fields: fields}
+	return &constraintTable{byKey: make(map[string]int32), fields: fields}
 }
 
-// compile returns the compiled form of c, shared with every identical
-// constraint compiled before.
-func (t *constraintTable) compile(c Constraint) *constraint {
+// compile returns the id of the compiled form of c, shared with every
+// identical constraint compiled before.
+func (t *constraintTable) compile(c Constraint) int32 {
 	key := constraintKey(c)
-	if cc, ok := t.byKey[key]; ok {
-		return cc
+	if id, ok := t.byKey[key]; ok {
+		return id
 	}
-	if len(t.free) == 0 {
-		t.free = make([]constraint, slabSize)
-	}
-	cc := &t.free[0]
-	t.free = t.free[1:]
-	compileConstraint(cc, c, t.fields)
-	cc.id = int32(len(t.byKey))
-	t.byKey[key] = cc
-	return cc
+	id := int32(len(t.list))
+	t.list = append(t.list, constraint{})
+	cc := &t.list[id]
+	compileConstraint(cc, c, t.fields, &t.hashes)
+	cc.id = id
+	t.byKey[key] = id
+	return id
 }
 
 // size is the number of distinct constraints.
-func (t *constraintTable) size() int { return len(t.byKey) }
+func (t *constraintTable) size() int { return len(t.list) }
 
 // constraintKey identifies a constraint by everything that affects its
 // result; strings are length-prefixed so no two constraints share a key.

@@ -14,6 +14,14 @@ type Snapshot struct {
 	index    map[string]int
 	variants []*ResultVariant
 	now      func() time.Time
+	// strategies holds the strategies of every flag side by side, in flag
+	// order; a flag refers to its own by index range.
+	strategies []strategy
+	// constraintIDs holds the constraint ids of every strategy side by
+	// side; a strategy refers to its own by index range.
+	constraintIDs []int32
+	// constraints are the distinct constraints, indexed by id.
+	constraints []constraint
 	// constraintCount is the number of distinct constraints, the size of
 	// an evaluation's memo.
 	constraintCount int
@@ -31,9 +39,10 @@ type flag struct {
 	// which makes an enabled flag on for everyone. Disabled strategies are
 	// dropped from strategies but still count here.
 	hasStrategies bool
-	strategies    []*strategy
-	variants      *variantList // feature variants; nil when there are none
-	dependencies  []dependency
+	// s0 and s1 bound the flag's strategies in Snapshot.strategies.
+	s0, s1       int32
+	variants     *variantList // feature variants; nil when there are none
+	dependencies []dependency
 }
 
 // dependency is a compiled parent-flag requirement.
@@ -54,15 +63,54 @@ type compileConfig struct {
 	fields      *fieldTable
 	constraints *constraintTable
 	variants    []*ResultVariant
-	// freeStrategies is where the next strategies are allocated, side by
-	// side.
-	freeStrategies []strategy
+	// strategies and constraintIDs collect what becomes
+	// Snapshot.strategies and Snapshot.constraintIDs.
+	strategies    []strategy
+	constraintIDs []int32
+	// freeVariants, freeLists and freeEntries are where the next
+	// ResultVariants, variant lists and variant entries are allocated,
+	// side by side, so that walking them for every flag stays compact.
+	freeVariants []ResultVariant
+	freeLists    []variantList
+	freeEntries  []variantEntry
+}
+
+// slabSize is how many variants or variant lists are allocated at once.
+const slabSize = 256
+
+// newVariantList allocates a variant list next to the previous ones.
+func (cfg *compileConfig) newVariantList() *variantList {
+	if len(cfg.freeLists) == 0 {
+		cfg.freeLists = make([]variantList, slabSize)
+	}
+	vl := &cfg.freeLists[0]
+	cfg.freeLists = cfg.freeLists[1:]
+	return vl
+}
+
+// newEntries allocates n variant entries (length 0, capacity n) next to
+// the previous ones.
+func (cfg *compileConfig) newEntries(n int) []variantEntry {
+	if n > slabSize/4 {
+		return make([]variantEntry, 0, n)
+	}
+	if len(cfg.freeEntries) < n {
+		cfg.freeEntries = make([]variantEntry, slabSize)
+	}
+	out := cfg.freeEntries[:0:n]
+	cfg.freeEntries = cfg.freeEntries[n:]
+	return out
 }
 
 // newVariant registers the ResultVariant of a payload variant and gives it
 // the next dense ID.
 func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
-	rv := &ResultVariant{ID: len(cfg.variants), Name: v.Name, Enabled: true, FeatureEnabled: true}
+	if len(cfg.freeVariants) == 0 {
+		cfg.freeVariants = make([]ResultVariant, slabSize)
+	}
+	rv := &cfg.freeVariants[0]
+	cfg.freeVariants = cfg.freeVariants[1:]
+	*rv = ResultVariant{ID: len(cfg.variants), Name: v.Name, Enabled: true, FeatureEnabled: true}
 	if v.Payload != nil {
 		p := *v.Payload
 		rv.Payload = &p
@@ -94,9 +142,9 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		disabledOffID: {ID: disabledOffID, Name: "disabled"},
 		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
 	}
-	segments := make(map[int][]*constraint, len(cf.Segments))
+	segments := make(map[int][]int32, len(cf.Segments))
 	for _, seg := range cf.Segments {
-		cs := make([]*constraint, len(seg.Constraints))
+		cs := make([]int32, len(seg.Constraints))
 		for i, c := range seg.Constraints {
 			cs[i] = cfg.constraints.compile(c)
 		}
@@ -116,6 +164,9 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		s.flags[i].dependencies = s.compileDependencies(f.Dependencies)
 	}
 	s.variants = cfg.variants
+	s.strategies = slices.Clip(cfg.strategies)
+	s.constraintIDs = slices.Clip(cfg.constraintIDs)
+	s.constraints = slices.Clip(cfg.constraints.list)
 	s.constraintCount = cfg.constraints.size()
 	s.fieldCount = cfg.fields.size()
 	return s
@@ -132,19 +183,21 @@ func resolveHostname(h string) string {
 	return h
 }
 
-func compileFlag(f Feature, segments map[int][]*constraint, cfg *compileConfig) flag {
+func compileFlag(f Feature, segments map[int][]int32, cfg *compileConfig) flag {
 	cf := flag{
 		name:           f.Name,
 		enabled:        f.Enabled,
 		impressionData: f.ImpressionData,
 		hasStrategies:  len(f.Strategies) > 0,
+		s0:             int32(len(cfg.strategies)),
 	}
 	for _, s := range f.Strategies {
 		if s.Disabled {
 			continue
 		}
-		cf.strategies = append(cf.strategies, compileStrategy(f.Name, s, segments, cfg))
+		compileStrategy(f.Name, s, segments, cfg)
 	}
+	cf.s1 = int32(len(cfg.strategies))
 	if len(f.Variants) > 0 {
 		cf.variants = compileVariants(f.Variants, f.Name, f.Variants[0].Stickiness, cfg)
 	}
@@ -213,6 +266,7 @@ func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
 	// One flag rarely repeats a constraint; clearing a memo sized for the
 	// whole snapshot would cost more than it saves.
 	st := newEvalState(ctx, s.now)
+	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
 	return s.evaluate(i, &st)
 }
 
@@ -226,6 +280,7 @@ func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
 	sc := getScratch(s.constraintCount, s.fieldCount)
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
+	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
 	dst = slices.Grow(dst, len(s.flags))
 	for i := range s.flags {
 		dst = append(dst, s.evaluate(i, &st))
@@ -265,7 +320,8 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	if !f.hasStrategies {
 		return true, nil
 	}
-	for _, cs := range f.strategies {
+	for j := f.s0; j < f.s1; j++ {
+		cs := &s.strategies[j]
 		if cs.enabled(st) {
 			return true, cs
 		}

@@ -50,35 +50,37 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // kept small (what the less common algorithms need lives in ext) and
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
-	algo        algorithm
-	constraints []*constraint // own constraints, then the segments'
-	percentage  float64       // rollouts
-	prefix      hashPrefix    // rollouts: "groupId:" under rolloutSeed
-	stickiness  stickiness    // flexibleRollout
-	variants    *variantList  // nil when the strategy has no variants
-	ext         *strategyOperands
+	algo algorithm
+	// c0 and c1 bound the strategy's constraint ids (its own, then the
+	// segments') in Snapshot.constraintIDs.
+	c0, c1     int32
+	percentage float64      // rollouts
+	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
+	stickiness stickiness   // flexibleRollout
+	variants   *variantList // nil when the strategy has no variants
+	ext        *strategyOperands
 }
 
 // strategyOperands are what userWithId, remoteAddress and custom
 // strategies need; nil for the other algorithms.
 type strategyOperands struct {
-	userIDs    map[string]struct{}
-	prefixes   []netip.Prefix // remoteAddress
+	userIDs    []string            // userWithId
+	userHashes []uint64            // valueHash of userIDs
+	userSet    map[string]struct{} // userIDs when there are many
+	prefixes   []netip.Prefix      // remoteAddress
 	custom     CustomStrategy
 	parameters map[string]string // custom: a private copy
 }
 
-// compileStrategy compiles s of the flag named flagName. segments maps
-// segment ids to their compiled constraints.
-func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint, cfg *compileConfig) *strategy {
-	if len(cfg.freeStrategies) == 0 {
-		cfg.freeStrategies = make([]strategy, slabSize)
-	}
-	cs := &cfg.freeStrategies[0]
-	cfg.freeStrategies = cfg.freeStrategies[1:]
-	cs.constraints = make([]*constraint, 0, len(s.Constraints))
+// compileStrategy compiles s of the flag named flagName and appends it to
+// cfg.strategies. segments maps segment ids to their compiled constraint
+// ids.
+func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg *compileConfig) {
+	cfg.strategies = append(cfg.strategies, strategy{})
+	cs := &cfg.strategies[len(cfg.strategies)-1]
+	cs.c0 = int32(len(cfg.constraintIDs))
 	for _, c := range s.Constraints {
-		cs.constraints = append(cs.constraints, cfg.constraints.compile(c))
+		cfg.constraintIDs = append(cfg.constraintIDs, cfg.constraints.compile(c))
 	}
 	missingSegment := false
 	for _, id := range s.Segments {
@@ -87,8 +89,9 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 			missingSegment = true
 			break
 		}
-		cs.constraints = append(cs.constraints, seg...)
+		cfg.constraintIDs = append(cfg.constraintIDs, seg...)
 	}
+	cs.c1 = int32(len(cfg.constraintIDs))
 	cs.compileAlgorithm(flagName, s, cfg)
 	if missingSegment {
 		cs.algo = algoNever
@@ -101,7 +104,6 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]*constraint
 		}
 		cs.variants = compileVariants(s.Variants, group, sticky, cfg)
 	}
-	return cs
 }
 
 func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) {
@@ -111,7 +113,16 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		cs.algo = algoAlways
 	case "userWithId":
 		cs.algo = algoUserWithID
-		cs.ext = &strategyOperands{userIDs: splitList(p["userIds"])}
+		ids := splitList(p["userIds"])
+		ext := &strategyOperands{userIDs: make([]string, 0, len(ids)), userHashes: make([]uint64, 0, len(ids))}
+		for id := range ids {
+			ext.userIDs = append(ext.userIDs, id)
+			ext.userHashes = append(ext.userHashes, valueHash(id))
+		}
+		if len(ids) >= setThreshold {
+			ext.userSet = ids
+		}
+		cs.ext = ext
 	case "gradualRolloutUserId", "gradualRolloutSessionId":
 		cs.algo = algoUserRollout
 		if s.Name == "gradualRolloutSessionId" {
@@ -188,7 +199,7 @@ func splitList(s string) map[string]struct{} {
 // enabled reports whether the strategy matches: its constraints hold and
 // its algorithm says yes.
 func (cs *strategy) enabled(st *evalState) bool {
-	if cs.algo == algoNever || !allHold(cs.constraints, st) {
+	if cs.algo == algoNever || (cs.c1 > cs.c0 && !st.allHold(st.constraintIDs[cs.c0:cs.c1])) {
 		return false
 	}
 	ctx := st.ctx
@@ -199,8 +210,11 @@ func (cs *strategy) enabled(st *evalState) bool {
 		if ctx.UserID == "" {
 			return false
 		}
-		_, ok := cs.ext.userIDs[ctx.UserID]
-		return ok
+		if cs.ext.userSet != nil {
+			_, ok := cs.ext.userSet[ctx.UserID]
+			return ok
+		}
+		return hashedContains(cs.ext.userIDs, cs.ext.userHashes, ctx.UserID, st.userIDHash())
 	case algoUserRollout:
 		return cs.rolloutOn(ctx.UserID)
 	case algoSessionRollout:

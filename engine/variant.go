@@ -38,7 +38,8 @@ type override struct {
 // compileVariants compiles vs hashed under group with the given stickiness
 // name, registering one ResultVariant per entry.
 func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *variantList {
-	vl := &variantList{prefix: newHashPrefix(variantSeed, groupPrefix(group)), stickiness: newStickiness(sticky, cfg.fields)}
+	vl := cfg.newVariantList()
+	*vl = variantList{prefix: newHashPrefix(variantSeed, groupPrefix(group)), stickiness: newStickiness(sticky, cfg.fields), entries: cfg.newEntries(len(vs))}
 	const maxTotal = 1<<31 - 1
 	total := 0
 	for _, v := range vs {
