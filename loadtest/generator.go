@@ -51,7 +51,9 @@ type loadResult struct {
 	requests int64
 	failures int64
 	elapsed  time.Duration
-	firstErr error
+	// serverCPU is the CPU time the server under test used meanwhile.
+	serverCPU time.Duration
+	firstErr  error
 }
 
 // plus adds another run's counts and time to r.
@@ -59,10 +61,19 @@ func (r loadResult) plus(o loadResult) loadResult {
 	r.requests += o.requests
 	r.failures += o.failures
 	r.elapsed += o.elapsed
+	r.serverCPU += o.serverCPU
 	if r.firstErr == nil {
 		r.firstErr = o.firstErr
 	}
 	return r
+}
+
+// cpuPerRequest is the server's CPU time per successful request.
+func (r loadResult) cpuPerRequest() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.serverCPU / time.Duration(r.requests)
 }
 
 func (r loadResult) perSecond() float64 {

@@ -162,6 +162,9 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 		if r.ours.requests == 0 || r.baseline.requests == 0 || (r.bodyBytes == 0) != strings.Contains(r.scenario, "304") {
 			t.Errorf("%s: nothing measured: %+v", r.scenario, r)
 		}
+		if r.ours.serverCPU <= 0 || r.baseline.serverCPU <= 0 {
+			t.Errorf("%s: no server CPU time measured: %+v", r.scenario, r)
+		}
 	}
 	table := rep.markdown()
 	for _, want := range []string{"| GET /proxy (context in query) | 100 |", "POST /proxy (5 toggles)", "GET /proxy/health", "resident memory with 100 flags",

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bunting-flags/bunting/engine/enginetest"
 )
@@ -135,7 +136,7 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 	defer baseline.stop()
 	for i, sc := range scs {
 		fmt.Fprintf(progress, "%d flags: %s…\n", n, sc.name)
-		oursRes, base, ratios := measureSideBySide(cfg, ours.addr, baseline.addr, sc.requests)
+		oursRes, base, ratios := measureSideBySide(cfg, ours, baseline, sc.requests)
 		for who, res := range map[string]loadResult{"bunting": oursRes, "baseline": base} {
 			if res.firstErr != nil || res.requests == 0 {
 				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, ours.logs)
@@ -149,21 +150,29 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 
 // measureSideBySide warms both servers up, then loads them in turns of
 // duration/rounds each. It returns the totals and the ratio of each round.
-func measureSideBySide(cfg config, oursAddr, baseAddr string, reqs []request) (ours, base loadResult, ratios []float64) {
+func measureSideBySide(cfg config, oursProc, baseProc *process, reqs []request) (ours, base loadResult, ratios []float64) {
 	if cfg.warmup > 0 {
-		runLoad(oursAddr, reqs, cfg.conns, cfg.warmup)
-		runLoad(baseAddr, reqs, cfg.conns, cfg.warmup)
+		runLoad(oursProc.addr, reqs, cfg.conns, cfg.warmup)
+		runLoad(baseProc.addr, reqs, cfg.conns, cfg.warmup)
+	}
+	// measured runs the load against one server and charges it the CPU
+	// time that server used meanwhile.
+	measured := func(p *process, d time.Duration) loadResult {
+		before := p.cpuTime()
+		res := runLoad(p.addr, reqs, cfg.conns, d)
+		res.serverCPU = p.cpuTime() - before
+		return res
 	}
 	slice := cfg.duration / rounds
 	for i := range rounds {
 		// Alternate who goes first, so neither always follows the other.
 		var o, b loadResult
 		if i%2 == 0 {
-			o = runLoad(oursAddr, reqs, cfg.conns, slice)
-			b = runLoad(baseAddr, reqs, cfg.conns, slice)
+			o = measured(oursProc, slice)
+			b = measured(baseProc, slice)
 		} else {
-			b = runLoad(baseAddr, reqs, cfg.conns, slice)
-			o = runLoad(oursAddr, reqs, cfg.conns, slice)
+			b = measured(baseProc, slice)
+			o = measured(oursProc, slice)
 		}
 		ours, base = ours.plus(o), base.plus(b)
 		if b.perSecond() > 0 {
@@ -199,12 +208,13 @@ func record(addr string, scs []scenario) (map[string]*recorded, []int, error) {
 // markdown renders the report as the README's table.
 func (r *report) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Scenario | Flags | Body (bytes) | Bunting req/s | Baseline req/s | Ratio (median of %d rounds) | Target | Met |\n", rounds)
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|:---:|\n")
+	fmt.Fprintf(&b, "| Scenario | Flags | Body (bytes) | Bunting req/s | Baseline req/s | Ratio (median of %d rounds) | Target | Met | Server CPU µs/request (Bunting / baseline) |\n", rounds)
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|:---:|---:|\n")
 	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f %% | ≥ %.0f %% | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f %% | ≥ %.0f %% | %s | %.1f / %.1f |\n",
 			row.scenario, row.flags, row.bodyBytes, row.ours.perSecond(), row.baseline.perSecond(),
-			100*row.ratio(), 100*row.target, yesNo(row.ratio() >= row.target))
+			100*row.ratio(), 100*row.target, yesNo(row.ratio() >= row.target),
+			micros(row.ours.cpuPerRequest()), micros(row.baseline.cpuPerRequest()))
 	}
 	b.WriteString("\n")
 	for _, m := range r.memory {
@@ -223,6 +233,8 @@ func (r *report) markdown() string {
 		r.cfg.conns, r.cfg.duration, r.cfg.warmup)
 	return b.String()
 }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
