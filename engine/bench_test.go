@@ -75,3 +75,19 @@ func BenchmarkEvaluateAllColdCache(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/flag")
 }
+
+// BenchmarkEvaluateAllIDs is BenchmarkEvaluateAll in the compact form the
+// proxy uses (one variant ID per flag instead of a Result).
+func BenchmarkEvaluateAllIDs(b *testing.B) {
+	const n = 1000
+	snap := engine.Compile(enginetest.Generate(n, 1), engine.Options{})
+	ctxs := enginetest.Contexts(64)
+	dst := make([]engine.VariantID, 0, n)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		dst = snap.EvaluateAllIDs(ctxs[i%len(ctxs)], dst[:0])
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/flag")
+}

@@ -150,6 +150,10 @@ type evalState struct {
 	remote     netip.Addr
 	remoteOK   bool
 	remoteDone bool
+	// outcomes[:evaluated] are the variant IDs of the flags EvaluateAllIDs
+	// has evaluated so far (none outside it).
+	outcomes  []VariantID
+	evaluated int
 	// userHash is valueHash(ctx.UserID) once userHashDone is set.
 	userHash     uint64
 	userHashDone bool

@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -223,6 +224,10 @@ func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {
 	return out
 }
 
+// ImpressionData reports whether flag i, 0 ≤ i < Len(), has impression
+// data enabled.
+func (s *Snapshot) ImpressionData(i int) bool { return s.flags[i].impressionData }
+
 // Len is the number of flags in the snapshot.
 func (s *Snapshot) Len() int { return len(s.flags) }
 
@@ -274,6 +279,48 @@ func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
 // and returns it. It allocates nothing per flag when dst has capacity. A
 // nil ctx is an empty context.
 func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
+	ip := idsPool.Get().(*[]VariantID)
+	ids := s.EvaluateAllIDs(ctx, (*ip)[:0])
+	dst = slices.Grow(dst, len(ids))
+	for i, id := range ids {
+		f := &s.flags[i]
+		dst = append(dst, Result{
+			Index:          i,
+			Name:           f.name,
+			Found:          true,
+			Enabled:        id != OffVariantID,
+			ImpressionData: f.impressionData,
+			Variant:        s.variants[id],
+		})
+	}
+	*ip = ids[:0]
+	idsPool.Put(ip)
+	return dst
+}
+
+// idsPool recycles the variant ID slices behind EvaluateAll.
+var idsPool = sync.Pool{New: func() any { s := make([]VariantID, 0, 128); return &s }}
+
+// VariantID is the compact outcome of evaluating one flag: the ID of the
+// variant it resolved to (see Snapshot.Variant). OffVariantID means the
+// flag is off; NoVariantID means it is on without a variant; larger IDs
+// are the payload's variants (on, ResultVariant.Enabled set).
+type VariantID int32
+
+// The IDs of the two "disabled" variants every snapshot has.
+const (
+	// OffVariantID is the outcome of a flag that is off.
+	OffVariantID VariantID = disabledOffID
+	// NoVariantID is the outcome of a flag that is on and resolves no
+	// variant.
+	NoVariantID VariantID = disabledOnID
+)
+
+// EvaluateAllIDs is EvaluateAll in compact form: it appends the variant ID
+// of every flag, in snapshot order, to dst (flag i's outcome at
+// dst[len(dst)+i]) and returns it. It allocates nothing when dst has
+// capacity. A flag's dependencies on earlier flags reuse their outcomes.
+func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	if ctx == nil {
 		ctx = &Context{}
 	}
@@ -281,9 +328,13 @@ func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
 	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
-	dst = slices.Grow(dst, len(s.flags))
+	base := len(dst)
+	dst = slices.Grow(dst, len(s.flags))[:base+len(s.flags)]
+	out := dst[base:]
+	st.outcomes = out
 	for i := range s.flags {
-		dst = append(dst, s.evaluate(i, &st))
+		st.evaluated = i
+		out[i] = s.evaluateID(i, &st)
 	}
 	putScratch(sc)
 	return dst
@@ -295,15 +346,25 @@ func (s *Snapshot) Features() *ClientFeatures { return s.features }
 
 func (s *Snapshot) evaluate(i int, st *evalState) Result {
 	f := &s.flags[i]
-	on, winner := s.isEnabled(f, st)
+	id := s.evaluateID(i, st)
 	return Result{
 		Index:          i,
 		Name:           f.name,
 		Found:          true,
-		Enabled:        on,
+		Enabled:        id != OffVariantID,
 		ImpressionData: f.impressionData,
-		Variant:        s.variantFor(f, on, winner, st),
+		Variant:        s.variants[id],
 	}
+}
+
+// evaluateID evaluates flag i to its variant ID.
+func (s *Snapshot) evaluateID(i int, st *evalState) VariantID {
+	f := &s.flags[i]
+	on, winner := s.isEnabled(f, st)
+	if !on {
+		return OffVariantID
+	}
+	return VariantID(s.variantFor(f, on, winner, st).ID)
 }
 
 // isEnabled evaluates f and returns the strategy that enabled it (nil when
@@ -353,8 +414,20 @@ func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
 	if d.parent < 0 {
 		return false
 	}
-	p := &s.flags[d.parent]
-	on, winner := s.isEnabled(p, st)
+	var on bool
+	var variant *ResultVariant
+	if d.parent < st.evaluated {
+		// EvaluateAllIDs has evaluated the parent with this context.
+		id := st.outcomes[d.parent]
+		on, variant = id != OffVariantID, s.variants[id]
+	} else {
+		p := &s.flags[d.parent]
+		var winner *strategy
+		on, winner = s.isEnabled(p, st)
+		if on && d.wantEnabled && len(d.variants) > 0 {
+			variant = s.variantFor(p, on, winner, st)
+		}
+	}
 	if !d.wantEnabled {
 		return !on
 	}
@@ -364,5 +437,5 @@ func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
 	if len(d.variants) == 0 {
 		return true
 	}
-	return slices.Contains(d.variants, s.variantFor(p, on, winner, st).Name)
+	return slices.Contains(d.variants, variant.Name)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -109,6 +110,7 @@ func (h *FrontendHandler) state(s *engine.Snapshot) *snapshotState {
 
 var (
 	resultPool = sync.Pool{New: func() any { s := make([]engine.Result, 0, 128); return &s }}
+	idsPool    = sync.Pool{New: func() any { s := make([]engine.VariantID, 0, 128); return &s }}
 	bufPool    = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 )
 
@@ -206,34 +208,26 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) (
 
 // respond evaluates and writes the toggles.
 func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *snapshotState, ctx *engine.Context, names []string, all bool) {
+	if names == nil {
+		h.respondAll(w, r, st, ctx, all)
+		return
+	}
 	rp := resultPool.Get().(*[]engine.Result)
 	results := (*rp)[:0]
 	bp := bufPool.Get().(*[]byte)
 	buf := append((*bp)[:0], `{"toggles":[`...)
-	if names != nil {
-		for _, name := range names {
-			res := st.snap.Evaluate(name, ctx)
-			if res.Found {
-				results = append(results, res)
-				buf = st.enc.appendToggle(buf, &res)
-			} else {
-				buf = appendUnknownToggle(buf, name)
-				if h.opts.Usage != nil {
-					h.opts.Usage.RecordUnknown(name, 1)
-				}
-			}
-			buf = append(buf, ',')
-		}
-	} else {
-		// Every flag is evaluated, so every flag is counted, including
-		// those a GET /proxy does not return because they are off.
-		results = st.snap.EvaluateAll(ctx, results)
-		for i := range results {
-			if all || results[i].Enabled {
-				buf = st.enc.appendToggle(buf, &results[i])
-				buf = append(buf, ',')
+	for _, name := range names {
+		res := st.snap.Evaluate(name, ctx)
+		if res.Found {
+			results = append(results, res)
+			buf = st.enc.appendToggle(buf, &res)
+		} else {
+			buf = appendUnknownToggle(buf, name)
+			if h.opts.Usage != nil {
+				h.opts.Usage.RecordUnknown(name, 1)
 			}
 		}
+		buf = append(buf, ',')
 	}
 	if buf[len(buf)-1] == ',' {
 		buf = buf[:len(buf)-1]
@@ -242,10 +236,28 @@ func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *sn
 	if st.usage != nil {
 		st.usage.record(results)
 	}
-	writeJSON(w, r, buf, true)
+	writeJSON(w, r, buf, weakETag(buf), true)
 	// Results point into the snapshot only, so they are not cleared.
 	*rp = results[:0]
 	resultPool.Put(rp)
+	*bp = buf[:0]
+	bufPool.Put(bp)
+}
+
+// respondAll evaluates every flag and writes the enabled ones (all of
+// them for "/all"). Every flag is counted, including those a GET /proxy
+// does not return because they are off.
+func (h *FrontendHandler) respondAll(w http.ResponseWriter, r *http.Request, st *snapshotState, ctx *engine.Context, all bool) {
+	ip := idsPool.Get().(*[]engine.VariantID)
+	ids := st.snap.EvaluateAllIDs(ctx, (*ip)[:0])
+	bp := bufPool.Get().(*[]byte)
+	buf := st.enc.appendToggles((*bp)[:0], ids, all)
+	if st.usage != nil {
+		st.usage.recordIDs(ids)
+	}
+	writeJSON(w, r, buf, st.enc.etag(len(buf), ids, all), true)
+	*ip = ids[:0]
+	idsPool.Put(ip)
 	*bp = buf[:0]
 	bufPool.Put(bp)
 }
@@ -256,11 +268,10 @@ var (
 	headerCacheControl = []string{"public, max-age=2"}
 )
 
-// writeJSON sends body with a weak ETag, answering 304 to a matching
+// writeJSON sends body with its weak ETag, answering 304 to a matching
 // If-None-Match on GET and HEAD.
-func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, cacheable bool) {
+func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag string, cacheable bool) {
 	h := w.Header()
-	etag := weakETag(body)
 	h["Etag"] = []string{etag}
 	if cacheable {
 		h["Cache-Control"] = headerCacheControl
@@ -279,12 +290,15 @@ func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, cacheable bo
 
 // weakETag is W/"<length hex>-<xxhash64 hex>" of the body: one fast
 // non-cryptographic pass, cheap even for large responses.
-func weakETag(body []byte) string {
+func weakETag(body []byte) string { return formatETag(len(body), xxhash.Sum64(body)) }
+
+// formatETag writes W/"<length hex>-<hash hex>".
+func formatETag(length int, hash uint64) string {
 	var b [40]byte
 	out := append(b[:0], `W/"`...)
-	out = strconv.AppendUint(out, uint64(len(body)), 16)
+	out = strconv.AppendUint(out, uint64(length), 16)
 	out = append(out, '-')
-	out = appendHex64(out, xxhash.Sum64(body))
+	out = appendHex64(out, hash)
 	out = append(out, '"')
 	return string(out)
 }
@@ -320,43 +334,54 @@ func notModified(r *http.Request, etag string) bool {
 	return false
 }
 
-// encoding holds a snapshot's precomputed JSON fragments.
+// encoding holds a snapshot's precomputed JSON fragments. A toggle is
+// heads[i] (or offHeads[i]), then variants[id], then the flag's
+// impressionData and the closing brace.
 type encoding struct {
-	// heads[i] is `{"name":"<flag i>","enabled":`.
-	heads [][]byte
+	// heads[i] is `{"name":"<flag i>","enabled":true`, offHeads[i] the
+	// same ending in false.
+	heads, offHeads [][]byte
 	// variants[id] is `,"variant":{…},"impressionData":`.
 	variants [][]byte
-	// impression[i] is the flag's impressionData.
+	// impression[i] is flag i's impressionData.
 	impression []bool
+	// hash digests every fragment, so that it and the variant IDs of a
+	// response determine the response's bytes (see etag).
+	hash uint64
 }
 
 func newEncoding(s *engine.Snapshot) *encoding {
-	e := &encoding{heads: make([][]byte, s.Len()), variants: make([][]byte, s.VariantCount()), impression: make([]bool, s.Len())}
-	imp := map[string]bool{}
-	if cf := s.Features(); cf != nil {
-		for _, f := range cf.Features {
-			imp[f.Name] = f.ImpressionData
-		}
+	e := &encoding{
+		heads: make([][]byte, s.Len()), offHeads: make([][]byte, s.Len()),
+		variants: make([][]byte, s.VariantCount()), impression: make([]bool, s.Len()),
 	}
-	// The fragments share one buffer each, so that a response copies
-	// from contiguous memory.
+	digest := xxhash.New()
+	// The fragments share one buffer, so that a response copies from
+	// contiguous memory.
 	var blob []byte
-	ends := make([]int, len(e.heads))
+	type span struct{ on, end int }
+	spans := make([]span, len(e.heads))
 	for i := range e.heads {
-		name := s.Name(i)
+		start := len(blob)
 		blob = append(blob, `{"name":`...)
-		blob = append(blob, jsonString(name)...)
+		blob = append(blob, jsonString(s.Name(i))...)
 		blob = append(blob, `,"enabled":`...)
-		ends[i] = len(blob)
-		e.impression[i] = imp[name]
+		prefix := blob[start:]
+		blob = append(blob, "true"...)
+		on := len(blob)
+		blob = append(append(blob, prefix...), "false"...)
+		spans[i] = span{on: on, end: len(blob)}
+		e.impression[i] = s.ImpressionData(i)
 	}
 	start := 0
-	for i, end := range ends {
-		e.heads[i] = blob[start:end:end]
-		start = end
+	for i, sp := range spans {
+		e.heads[i] = blob[start:sp.on:sp.on]
+		e.offHeads[i] = blob[sp.on:sp.end:sp.end]
+		start = sp.end
 	}
+	_, _ = digest.Write(blob)
 	blob, start = nil, 0
-	ends = make([]int, len(e.variants))
+	ends := make([]int, len(e.variants))
 	for id := range e.variants {
 		blob = append(appendVariant(append(blob, `,"variant":`...), s.Variant(id)), `,"impressionData":`...)
 		ends[id] = len(blob)
@@ -365,26 +390,78 @@ func newEncoding(s *engine.Snapshot) *encoding {
 		e.variants[id] = blob[start:end:end]
 		start = end
 	}
+	_, _ = digest.Write(blob)
+	for _, imp := range e.impression {
+		_, _ = digest.Write([]byte{boolByte(imp)})
+	}
+	e.hash = digest.Sum64()
 	return e
 }
 
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendToggle writes one evaluated flag.
 func (e *encoding) appendToggle(buf []byte, res *engine.Result) []byte {
-	buf = append(buf, e.heads[res.Index]...)
-	if res.Enabled {
-		buf = append(buf, "true"...)
-	} else {
-		buf = append(buf, "false"...)
+	id := -1
+	if res.Variant != nil {
+		id = res.Variant.ID
 	}
-	if res.Variant != nil && res.Variant.ID >= 0 && res.Variant.ID < len(e.variants) {
-		buf = append(buf, e.variants[res.Variant.ID]...)
+	return e.appendFlag(buf, res.Index, res.Enabled, id)
+}
+
+// appendFlag writes flag i, enabled or not, resolved to variant id.
+func (e *encoding) appendFlag(buf []byte, i int, enabled bool, id int) []byte {
+	if enabled {
+		buf = append(buf, e.heads[i]...)
 	} else {
-		buf = appendVariant(append(buf, `,"variant":`...), res.Variant)
-		buf = append(buf, `,"impressionData":`...)
+		buf = append(buf, e.offHeads[i]...)
 	}
-	if res.ImpressionData || e.impression[res.Index] {
+	if id >= 0 && id < len(e.variants) {
+		buf = append(buf, e.variants[id]...)
+	} else {
+		buf = append(buf, `,"variant":{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false},"impressionData":`...)
+	}
+	if e.impression[i] {
 		return append(buf, "true}"...)
 	}
 	return append(buf, "false}"...)
+}
+
+// appendToggles writes the response to a request for every flag: the
+// enabled flags, or all of them with all.
+func (e *encoding) appendToggles(buf []byte, ids []engine.VariantID, all bool) []byte {
+	buf = append(buf, `{"toggles":[`...)
+	sep := false
+	for i, id := range ids {
+		on := id != engine.OffVariantID
+		if !on && !all {
+			continue
+		}
+		if sep {
+			buf = append(buf, ',')
+		}
+		sep = true
+		buf = e.appendFlag(buf, i, on, int(id))
+	}
+	return append(buf, "]}"...)
+}
+
+// etag is the weak ETag of the response appendToggles wrote for ids: the
+// encoding's hash and the variant IDs determine its bytes, so digesting
+// them (4 bytes per flag) stands for digesting the body (about 100).
+func (e *encoding) etag(length int, ids []engine.VariantID, all bool) string {
+	var d xxhash.Digest
+	d.ResetWithSeed(e.hash)
+	_, _ = d.Write([]byte{boolByte(all)})
+	if len(ids) > 0 {
+		_, _ = d.Write(unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), len(ids)*int(unsafe.Sizeof(ids[0]))))
+	}
+	return formatETag(length, d.Sum64())
 }
 
 // appendVariant writes a variant in the reference's key order; nil is the

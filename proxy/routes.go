@@ -310,7 +310,7 @@ func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) {
 		fb = &featuresBody{snap: snap, body: body}
 		p.features.Store(fb)
 	}
-	writeJSON(w, r, fb.body, true)
+	writeJSON(w, r, fb.body, weakETag(fb.body), true)
 }
 
 func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) {

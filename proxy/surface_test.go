@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bunting-flags/bunting/engine/enginetest"
+	"github.com/bunting-flags/bunting/proxy"
 )
 
 func TestNotReadyAnswers503Everywhere(t *testing.T) {
@@ -426,5 +430,57 @@ func TestPrometheusMetrics(t *testing.T) {
 		"last_metrics_fetch_epoch_timestamp_ms",
 	} {
 		assert.Contains(t, body, want)
+	}
+}
+
+// TestETagFollowsTheBody checks that the ETag of an all-flags response
+// (digested from the evaluation outcomes, not the bytes) changes exactly
+// when the body does: across many contexts over a generated payload, for
+// GET /proxy and /proxy/all, and when the payload changes in ways that keep
+// every outcome the same (a payload value, impressionData, a name). Equal
+// payloads give equal ETags in separate proxies.
+func TestETagFollowsTheBody(t *testing.T) {
+	payload, err := json.Marshal(enginetest.Generate(100, 7))
+	require.NoError(t, err)
+	cfg := func(u *fakeUpstream) proxy.Config {
+		c := testConfig(u)
+		c.EnableAllEndpoint = true
+		return c
+	}
+	a := startReady(t, cfg(newFakeUpstream(t, string(payload))))
+	b := startReady(t, cfg(newFakeUpstream(t, string(payload))))
+	byETag := map[string]string{}
+	for i, c := range enginetest.Contexts(40) {
+		// Every stickiness field is set, so that nothing is random.
+		for _, path := range []string{"/proxy", "/proxy/all"} {
+			target := fmt.Sprintf("%s?userId=u%s&sessionId=s%s&properties[tenantId]=t%s&properties[country]=%s",
+				path, url.QueryEscape(c.UserID), url.QueryEscape(c.SessionID), c.Properties["tenantId"], c.Properties["country"])
+			resp, body := a.get(t, target)
+			require.Equal(t, http.StatusOK, resp.StatusCode, body)
+			etag := resp.Header.Get("ETag")
+			if seen, ok := byETag[etag]; ok {
+				assert.Equal(t, seen, body, "one ETag, two bodies (context %d)", i)
+			}
+			byETag[etag] = body
+			other, otherBody := b.get(t, target)
+			assert.Equal(t, etag, other.Header.Get("ETag"), "another proxy with the same payload")
+			assert.Equal(t, body, otherBody)
+		}
+	}
+	assert.Greater(t, len(byETag), 20, "contexts should give many different bodies")
+
+	etagOf := func(p string) string {
+		r := startReady(t, testConfig(newFakeUpstream(t, p)))
+		resp, _ := r.get(t, "/proxy?userId=u1")
+		return resp.Header.Get("ETag")
+	}
+	base := etagOf(fixture)
+	for name, changed := range map[string]string{
+		"payload value":  strings.Replace(fixture, `\"color\":\"blue\"`, `\"color\":\"teal\"`, 1),
+		"impressionData": strings.Replace(fixture, `"name":"enabled-simple","enabled":true,"impressionData":true`, `"name":"enabled-simple","enabled":true,"impressionData":false`, 1),
+		"flag name":      strings.Replace(fixture, `"name":"enabled-simple"`, `"name":"enabled-simplE"`, 1),
+	} {
+		require.NotEqual(t, fixture, changed, name)
+		assert.NotEqual(t, base, etagOf(changed), name)
 	}
 }

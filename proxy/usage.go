@@ -147,6 +147,25 @@ func (su *snapshotUsage) record(results []engine.Result) {
 	sh.mu.Unlock()
 }
 
+// recordIDs counts the outcomes of EvaluateAllIDs: ids[i] is flag i's.
+func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
+	sh := su.lock()
+	sh.dirty = true
+	yes, no := sh.yes[:len(ids)], sh.no[:len(ids)]
+	for i, id := range ids {
+		switch {
+		case id == engine.OffVariantID:
+			no[i]++
+		case id == engine.NoVariantID:
+			yes[i]++
+		default:
+			yes[i]++
+			sh.countVariant(i, int(id))
+		}
+	}
+	sh.mu.Unlock()
+}
+
 func (sh *usageShard) countVariant(flag, id int) {
 	if id >= 0 && id < len(sh.variants) {
 		switch sh.variantFlag[id] {
