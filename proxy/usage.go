@@ -85,6 +85,11 @@ type usageShard struct {
 	mu      sync.Mutex
 	dirty   bool
 	yes, no []uint32
+	// wholes counts the evaluations of every flag at once (recordIDs), and
+	// wholeYes[i] how many of them had flag i on; the others were off.
+	// Counting so touches only the flags that are on.
+	wholes   uint32
+	wholeYes []uint32
 	// variants[id] counts enabled variant id for the flag variantFlag[id]-1
 	// (0: not seen yet). A variant ID seen with a second flag is counted in
 	// shared instead, keyed by flag index << 32 | variant ID.
@@ -101,6 +106,7 @@ func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
 		sh := &su.shards[i]
 		sh.yes = make([]uint32, s.Len())
 		sh.no = make([]uint32, s.Len())
+		sh.wholeYes = make([]uint32, s.Len())
 		sh.variants = make([]uint32, s.VariantCount())
 		sh.variantFlag = make([]int32, s.VariantCount())
 	}
@@ -151,16 +157,14 @@ func (su *snapshotUsage) record(results []engine.Result) {
 func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
 	sh := su.lock()
 	sh.dirty = true
-	yes, no := sh.yes[:len(ids)], sh.no[:len(ids)]
+	sh.wholes++
+	yes := sh.wholeYes[:len(ids)]
 	for i, id := range ids {
-		switch {
-		case id == engine.OffVariantID:
-			no[i]++
-		case id == engine.NoVariantID:
+		if id != engine.OffVariantID {
 			yes[i]++
-		default:
-			yes[i]++
-			sh.countVariant(i, int(id))
+			if id != engine.NoVariantID {
+				sh.countVariant(i, int(id))
+			}
 		}
 	}
 	sh.mu.Unlock()
@@ -193,13 +197,15 @@ func (su *snapshotUsage) drain(b *Bucket) bool {
 			touched = true
 			sh.dirty = false
 			for idx := range sh.yes {
-				if y, n := sh.yes[idx], sh.no[idx]; y != 0 || n != 0 {
+				y, n := sh.yes[idx]+sh.wholeYes[idx], sh.no[idx]+sh.wholes-sh.wholeYes[idx]
+				if y != 0 || n != 0 {
 					t := b.toggle(su.snap.Name(idx))
 					t.Yes += int64(y)
 					t.No += int64(n)
-					sh.yes[idx], sh.no[idx] = 0, 0
+					sh.yes[idx], sh.no[idx], sh.wholeYes[idx] = 0, 0, 0
 				}
 			}
+			sh.wholes = 0
 			for id, n := range sh.variants {
 				if n != 0 {
 					flag := int(sh.variantFlag[id]) - 1
