@@ -32,8 +32,21 @@ node-deps: ## Install the pinned npm fixtures and real clients used by the tests
 	    (cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error) && echo "$$want" > $(NODE_STAMP); \
 	  fi
 
+# Headless Chromium for the e2e tests: Debian's package, installed when it
+# is missing and apt-get can run (as root or with password-less sudo);
+# BUNTING_CHROMIUM points at another browser instead.
+.PHONY: browser-deps
+browser-deps: ## Install Debian's chromium for the e2e tests when it is missing
+	@if [ -z "$$BUNTING_CHROMIUM" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
+	  echo "installing Debian's chromium for the e2e tests…"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || \
+	  { echo "could not install chromium: install it (apt-get install chromium) or set BUNTING_CHROMIUM"; exit 1; }; \
+	fi
+
 .PHONY: test
-test: node-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
+test: node-deps browser-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -v -run='^TestClientSpecification$$' ./engine
 	$(GO) test -count=1 -race -timeout 20m ./engine/...
