@@ -283,15 +283,7 @@ func (s *Snapshot) EvaluateAll(ctx *Context, dst []Result) []Result {
 	ids := s.EvaluateAllIDs(ctx, (*ip)[:0])
 	dst = slices.Grow(dst, len(ids))
 	for i, id := range ids {
-		f := &s.flags[i]
-		dst = append(dst, Result{
-			Index:          i,
-			Name:           f.name,
-			Found:          true,
-			Enabled:        id != OffVariantID,
-			ImpressionData: f.impressionData,
-			Variant:        s.variants[id],
-		})
+		dst = append(dst, s.result(i, id))
 	}
 	*ip = ids[:0]
 	idsPool.Put(ip)
@@ -345,8 +337,12 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 func (s *Snapshot) Features() *ClientFeatures { return s.features }
 
 func (s *Snapshot) evaluate(i int, st *evalState) Result {
+	return s.result(i, s.evaluateID(i, st))
+}
+
+// result expands flag i's outcome id into a Result.
+func (s *Snapshot) result(i int, id VariantID) Result {
 	f := &s.flags[i]
-	id := s.evaluateID(i, st)
 	return Result{
 		Index:          i,
 		Name:           f.name,
