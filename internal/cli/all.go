@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/store"
@@ -132,7 +133,18 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 		return fmt.Errorf("proxy: %w", err)
 	}
 	proxyURL := "http://127.0.0.1:" + strconv.Itoa(pcfg.Port) + pcfg.ProxyBasePath + "/proxy"
-	fmt.Fprintf(stdout, `Bunting is running (server and proxy in one process).
+	// The banner waits until the proxy has its first flags (a moment: the
+	// server is in this process), so that what it lists answers at once.
+	bannerDone := make(chan struct{})
+	go func() {
+		defer close(bannerDone)
+		select {
+		case <-p.ReadyChan():
+		case <-time.After(10 * time.Second):
+		case <-ctx.Done():
+			return
+		}
+		fmt.Fprintf(stdout, `Bunting is running (server and proxy in one process).
 
   Admin API      %[1]s/api/admin        Authorization: %[3]s
   Client API     %[1]s/api/client       Authorization: %[4]s
@@ -142,9 +154,11 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 
 The tokens are kept in %[7]s (readable by you only). Stop with Ctrl-C.
 `, serverURL, proxyURL, tokens.Admin, tokens.Client, tokens.Frontend, tokens.ClientKey, tokensPath)
+	}()
 
 	proxyErr := serveProxy(ctx, p, pcfg, log)
 	cancel()
+	<-bannerDone
 	serverErr := <-serverDone
 	if proxyErr != nil {
 		return fmt.Errorf("proxy: %w", proxyErr)
