@@ -178,7 +178,7 @@ func (c *constraint) evaluate(st *evalState) bool {
 
 // test evaluates the operator without inversion.
 func (c *constraint) test(st *evalState) bool {
-	if c.broken {
+	if c.broken || c.op == opUnknown {
 		return false
 	}
 	switch c.op {
@@ -512,27 +512,33 @@ func allHold(cs []*constraint, st *evalState) bool {
 	return true
 }
 
-// allHold reports whether the constraints with the given ids (into
-// st.constraints) all hold. The memo is read by id before the constraint
-// itself is touched.
-func (st *evalState) allHold(ids []int32) bool {
-	for _, id := range ids {
-		if st.memo != nil {
-			switch st.memo[id] {
-			case memoFalse:
+// allHold reports whether the constraints referenced by refs (see
+// constraintTable.compile) all hold. With a memo, each test runs at most
+// once per evaluation, shared by a constraint and its inverted twin; the
+// memo is read before the constraint itself is touched.
+func (st *evalState) allHold(refs []int32) bool {
+	memo := st.memo
+	if memo == nil {
+		for _, ref := range refs {
+			if st.constraints[ref>>1].test(st) == (ref&1 == 1) {
 				return false
-			case memoTrue:
-				continue
 			}
 		}
-		ok := st.constraints[id].evaluate(st)
-		if st.memo != nil {
-			st.memo[id] = memoFalse
-			if ok {
-				st.memo[id] = memoTrue
+		return true
+	}
+	for _, ref := range refs {
+		id := ref >> 1
+		outcome := memo[id]
+		if outcome == memoUnknown {
+			outcome = memoFalse
+			if st.constraints[id].test(st) {
+				outcome = memoTrue
 			}
+			memo[id] = outcome
 		}
-		if !ok {
+		// The constraint fails when the test's result (outcome-1) equals
+		// its inversion bit.
+		if outcome-1 == uint8(ref&1) {
 			return false
 		}
 	}

@@ -136,8 +136,9 @@ type evalState struct {
 	// constraints and constraintIDs are the snapshot's (see Snapshot).
 	constraints   []constraint
 	constraintIDs []int32
-	// memo records constraint outcomes by constraint id for this
-	// evaluation (memoUnknown, memoFalse, memoTrue); nil disables it.
+	// memo records the outcomes of constraint tests (before inversion)
+	// by test id for this evaluation (memoUnknown, memoFalse, memoTrue);
+	// nil disables it.
 	memo []uint8
 	// fields caches field values by slot for this evaluation; nil
 	// disables it.
@@ -159,7 +160,7 @@ type evalState struct {
 	userHashDone bool
 }
 
-// Constraint outcomes in evalState.memo.
+// Constraint test outcomes in evalState.memo.
 const (
 	memoUnknown uint8 = iota
 	memoFalse

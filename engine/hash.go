@@ -42,28 +42,45 @@ func newHashPrefix(seed uint32, prefix string) hashPrefix {
 }
 
 // sum is murmur3 x86 32-bit of the UTF-8 bytes of prefix+id. It reads id
-// in place and does not allocate.
+// in place and does not allocate. Ids of four bytes or more, the usual
+// case, take a path without byte loops: the blocks after the first start
+// at a fixed offset into id, and the last partial block is read as the id's
+// last four bytes shifted, so the branches do not depend on how the
+// prefix's length falls against the block size.
 func (p *hashPrefix) sum(id string) uint32 {
+	if len(id) < 4 {
+		return p.sumShort(id)
+	}
+	h := p.h
+	nt := p.nt
+	total := nt + uint32(len(id)) // bytes after the prefix's whole blocks
+	// The first block is the prefix's tail followed by id's first bytes.
+	h = murmurBlock(h, p.tail|le32(id, 0)<<(8*nt))
+	// Block j (j ≥ 1) starts 4j-nt bytes into id.
+	for off := 4 - int(nt); off+4 <= len(id); off += 4 {
+		h = murmurBlock(h, le32(id, off))
+	}
+	// The last total%4 bytes; with none the shift leaves 0, which mixes
+	// nothing in (as murmur3 does with no tail).
+	k := le32(id, len(id)-4) >> (8 * (4 - total&3))
+	k *= murmurC1
+	k = bits.RotateLeft32(k, 15)
+	k *= murmurC2
+	h ^= k
+	return fmix(h ^ (p.n + uint32(len(id))))
+}
+
+// sumShort is sum for ids shorter than four bytes.
+func (p *hashPrefix) sumShort(id string) uint32 {
 	h := p.h
 	// k gathers the n bytes of the block being filled, first byte lowest.
 	k, n := p.tail, p.nt
-	i := 0
-	for n > 0 && n < 4 && i < len(id) {
+	for i := 0; i < len(id); i++ {
 		k |= uint32(id[i]) << (8 * n)
 		n++
-		i++
-	}
-	if n == 4 {
-		h = murmurBlock(h, k)
-		k, n = 0, 0
-	}
-	if n == 0 {
-		for ; i+4 <= len(id); i += 4 {
-			h = murmurBlock(h, le32(id, i))
-		}
-		for ; i < len(id); i++ {
-			k |= uint32(id[i]) << (8 * n)
-			n++
+		if n == 4 {
+			h = murmurBlock(h, k)
+			k, n = 0, 0
 		}
 	}
 	if n > 0 {
@@ -72,7 +89,12 @@ func (p *hashPrefix) sum(id string) uint32 {
 		k *= murmurC2
 		h ^= k
 	}
-	h ^= p.n + uint32(len(id))
+	return fmix(h ^ (p.n + uint32(len(id))))
+}
+
+// fmix is murmur3's finalisation of the state, the length already mixed
+// in.
+func fmix(h uint32) uint32 {
 	h ^= h >> 16
 	h *= 0x85ebca6b
 	h ^= h >> 13
@@ -83,6 +105,7 @@ func (p *hashPrefix) sum(id string) uint32 {
 
 // le32 reads s[i:i+4] as a little-endian number.
 func le32(s string, i int) uint32 {
+	_ = s[i+3] // one bounds check for the four reads
 	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
 

@@ -52,23 +52,32 @@ func newConstraintTable(fields *fieldTable) *constraintTable {
 	return &constraintTable{byKey: make(map[string]int32), fields: fields}
 }
 
-// compile returns the id of the compiled form of c, shared with every
-// identical constraint compiled before.
+// compile returns a reference to the compiled form of c: the id of its
+// test, shared with every constraint compiled before that differs from it
+// at most in Inverted, shifted left by one, with the low bit set when c is
+// inverted (see evalState.allHold). An unknown operator never holds,
+// inverted or not, so its reference is never inverted.
 func (t *constraintTable) compile(c Constraint) int32 {
+	inverted := c.Inverted && operatorsByName[c.Operator] != opUnknown
+	c.Inverted = false
 	key := constraintKey(c)
-	if id, ok := t.byKey[key]; ok {
-		return id
+	id, ok := t.byKey[key]
+	if !ok {
+		id = int32(len(t.list))
+		t.list = append(t.list, constraint{})
+		cc := &t.list[id]
+		compileConstraint(cc, c, t.fields, &t.hashes)
+		cc.id = id
+		t.byKey[key] = id
 	}
-	id := int32(len(t.list))
-	t.list = append(t.list, constraint{})
-	cc := &t.list[id]
-	compileConstraint(cc, c, t.fields, &t.hashes)
-	cc.id = id
-	t.byKey[key] = id
-	return id
+	ref := id << 1
+	if inverted {
+		ref |= 1
+	}
+	return ref
 }
 
-// size is the number of distinct constraints.
+// size is the number of distinct constraint tests.
 func (t *constraintTable) size() int { return len(t.list) }
 
 // constraintKey identifies a constraint by everything that affects its

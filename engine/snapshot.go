@@ -18,13 +18,14 @@ type Snapshot struct {
 	// strategies holds the strategies of every flag side by side, in flag
 	// order; a flag refers to its own by index range.
 	strategies []strategy
-	// constraintIDs holds the constraint ids of every strategy side by
-	// side; a strategy refers to its own by index range.
+	// constraintIDs holds the constraint references (see
+	// constraintTable.compile) of every strategy side by side; a strategy
+	// refers to its own by index range.
 	constraintIDs []int32
-	// constraints are the distinct constraints, indexed by id.
+	// constraints are the distinct constraint tests, indexed by id.
 	constraints []constraint
-	// constraintCount is the number of distinct constraints, the size of
-	// an evaluation's memo.
+	// constraintCount is the number of distinct constraint tests, the size
+	// of an evaluation's memo.
 	constraintCount int
 	// fieldCount is the number of distinct context field names, the size
 	// of an evaluation's field cache.
