@@ -326,6 +326,10 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	out := dst[base:]
 	st.outcomes = out
 	for i := range s.flags {
+		if !s.flags[i].enabled {
+			out[i] = OffVariantID
+			continue
+		}
 		st.evaluated = i
 		out[i] = s.evaluateID(i, &st)
 	}
@@ -361,7 +365,7 @@ func (s *Snapshot) evaluateID(i int, st *evalState) VariantID {
 	if !on {
 		return OffVariantID
 	}
-	return VariantID(s.variantFor(f, on, winner, st).ID)
+	return variantFor(f, winner, st)
 }
 
 // isEnabled evaluates f and returns the strategy that enabled it (nil when
@@ -378,30 +382,30 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	if !f.hasStrategies {
 		return true, nil
 	}
+	refs := st.constraintIDs
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if cs.enabled(st) {
+		if cs.algo == algoNever || (cs.c1 > cs.c0 && !st.allHold(refs[cs.c0:cs.c1])) {
+			continue
+		}
+		if cs.algo == algoAlways || cs.decide(st) {
 			return true, cs
 		}
 	}
 	return false, nil
 }
 
-// variantFor resolves the variant of a flag evaluated to on, won by winner.
-func (s *Snapshot) variantFor(f *flag, on bool, winner *strategy, st *evalState) *ResultVariant {
-	if !on {
-		return s.variants[disabledOffID]
-	}
+// variantFor resolves the variant of a flag evaluated to on, won by
+// winner (nil when no strategy decided it).
+func variantFor(f *flag, winner *strategy, st *evalState) VariantID {
 	vl := f.variants
 	if winner != nil && winner.variants != nil {
 		vl = winner.variants
 	}
-	if vl != nil {
-		if v := vl.choose(st); v != nil {
-			return v
-		}
+	if vl == nil {
+		return NoVariantID
 	}
-	return s.variants[disabledOnID]
+	return vl.choose(st)
 }
 
 // satisfied checks one dependency, evaluating the parent with the child's
@@ -412,17 +416,17 @@ func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
 		return false
 	}
 	var on bool
-	var variant *ResultVariant
+	id := NoVariantID
 	if d.parent < st.evaluated {
 		// EvaluateAllIDs has evaluated the parent with this context.
-		id := st.outcomes[d.parent]
-		on, variant = id != OffVariantID, s.variants[id]
+		id = st.outcomes[d.parent]
+		on = id != OffVariantID
 	} else {
 		p := &s.flags[d.parent]
 		var winner *strategy
 		on, winner = s.isEnabled(p, st)
 		if on && d.wantEnabled && len(d.variants) > 0 {
-			variant = s.variantFor(p, on, winner, st)
+			id = variantFor(p, winner, st)
 		}
 	}
 	if !d.wantEnabled {
@@ -434,5 +438,5 @@ func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
 	if len(d.variants) == 0 {
 		return true
 	}
-	return slices.Contains(d.variants, variant.Name)
+	return slices.Contains(d.variants, s.variants[id].Name)
 }

@@ -157,10 +157,15 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 			cs.ext = &strategyOperands{custom: impl, parameters: params}
 		}
 	}
-	if cs.percentage <= 0 {
-		switch cs.algo {
-		case algoUserRollout, algoSessionRollout, algoRandomRollout, algoFlexibleRollout:
+	switch cs.algo {
+	case algoUserRollout, algoSessionRollout, algoRandomRollout, algoFlexibleRollout:
+		switch {
+		case cs.percentage <= 0:
 			cs.algo = algoNever
+		case cs.percentage >= 100 && (cs.algo == algoRandomRollout || cs.algo == algoFlexibleRollout && cs.stickiness.kind != stickField):
+			// Every draw in [1, 100] is within; with default stickiness a
+			// missing id falls back to a random draw, never to "off".
+			cs.algo = algoAlways
 		}
 	}
 }
@@ -196,12 +201,9 @@ func splitList(s string) map[string]struct{} {
 	return out
 }
 
-// enabled reports whether the strategy matches: its constraints hold and
-// its algorithm says yes.
-func (cs *strategy) enabled(st *evalState) bool {
-	if cs.algo == algoNever || (cs.c1 > cs.c0 && !st.allHold(st.constraintIDs[cs.c0:cs.c1])) {
-		return false
-	}
+// decide reports whether the strategy's algorithm says yes, its
+// constraints having held (see Snapshot.isEnabled).
+func (cs *strategy) decide(st *evalState) bool {
 	ctx := st.ctx
 	switch cs.algo {
 	case algoAlways:

@@ -23,16 +23,17 @@ type variantList struct {
 	overrides   []override
 }
 
+// variantEntry is one weighted variant, by its ID (see Snapshot.Variant).
 type variantEntry struct {
-	weight  int
-	variant *ResultVariant
+	weight uint32 // clamped to [0, 2^31-1]
+	id     VariantID
 }
 
-// override pins the variant at index variant when field has one of values.
+// override pins the variant with ID id when field has one of values.
 type override struct {
-	field   field
-	values  []string
-	variant *ResultVariant
+	field  field
+	values []string
+	id     VariantID
 }
 
 // compileVariants compiles vs hashed under group with the given stickiness
@@ -44,13 +45,13 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 	total := 0
 	for _, v := range vs {
 		rv := cfg.newVariant(v)
-		vl.entries = append(vl.entries, variantEntry{weight: v.Weight, variant: rv})
+		vl.entries = append(vl.entries, variantEntry{weight: uint32(min(max(v.Weight, 0), maxTotal)), id: VariantID(rv.ID)})
 		if v.Weight > 0 {
 			total += min(v.Weight, maxTotal)
 			total = min(total, maxTotal)
 		}
 		for _, o := range v.Overrides {
-			vl.overrides = append(vl.overrides, override{field: cfg.fields.field(o.ContextName), values: slices.Clone(o.Values), variant: rv})
+			vl.overrides = append(vl.overrides, override{field: cfg.fields.field(o.ContextName), values: slices.Clone(o.Values), id: VariantID(rv.ID)})
 		}
 	}
 	vl.totalWeight = uint32(total)
@@ -58,17 +59,18 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 }
 
 // choose picks the variant for ctx: an override first, then the weighted
-// hash of the stickiness value. It returns nil when the weights sum to 0.
-func (vl *variantList) choose(st *evalState) *ResultVariant {
+// hash of the stickiness value. It returns NoVariantID when the weights sum
+// to 0.
+func (vl *variantList) choose(st *evalState) VariantID {
 	if vl.totalWeight == 0 {
-		return nil
+		return NoVariantID
 	}
 	for i := range vl.overrides {
 		o := &vl.overrides[i]
 		if v, ok := st.value(o.field); ok {
 			for _, x := range o.values {
 				if x == v {
-					return o.variant
+					return o.id
 				}
 			}
 		}
@@ -81,15 +83,12 @@ func (vl *variantList) choose(st *evalState) *ResultVariant {
 	}
 	var acc uint64
 	for _, e := range vl.entries {
-		if e.weight <= 0 {
-			continue
-		}
-		acc += uint64(min(e.weight, 1<<31-1))
-		if acc >= uint64(target) {
-			return e.variant
+		acc += uint64(e.weight)
+		if e.weight > 0 && acc >= uint64(target) {
+			return e.id
 		}
 	}
-	return nil
+	return NoVariantID
 }
 
 // seed is the stickiness value for hashing; false means "use a random
