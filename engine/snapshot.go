@@ -12,7 +12,13 @@ import (
 type Snapshot struct {
 	features *ClientFeatures
 	flags    []flag
-	index    map[string]int
+	// names holds the flags' names, by flag index (kept apart from flags,
+	// which evaluation walks).
+	names []string
+	// dependencies holds the dependencies of every flag side by side; a
+	// flag refers to its own by index range.
+	dependencies []dependency
+	index        map[string]int
 	variants []*ResultVariant
 	now      func() time.Time
 	// strategies holds the strategies of every flag side by side, in flag
@@ -32,9 +38,9 @@ type Snapshot struct {
 	fieldCount int
 }
 
-// flag is one compiled feature flag.
+// flag is one compiled feature flag: what evaluating it reads, in 32
+// bytes, two to a cache line.
 type flag struct {
-	name           string
 	enabled        bool
 	impressionData bool
 	// hasStrategies is false when the payload's strategy list is empty,
@@ -42,9 +48,10 @@ type flag struct {
 	// dropped from strategies but still count here.
 	hasStrategies bool
 	// s0 and s1 bound the flag's strategies in Snapshot.strategies.
-	s0, s1       int32
-	variants     *variantList // feature variants; nil when there are none
-	dependencies []dependency
+	s0, s1 int32
+	// d0 and d1 bound the flag's dependencies in Snapshot.dependencies.
+	d0, d1   int32
+	variants *variantList // feature variants; nil when there are none
 }
 
 // dependency is a compiled parent-flag requirement.
@@ -155,15 +162,19 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	s := &Snapshot{
 		features: cf,
 		flags:    make([]flag, len(cf.Features)),
+		names:    make([]string, len(cf.Features)),
 		index:    make(map[string]int, len(cf.Features)),
 		now:      opts.Now,
 	}
 	for i, f := range cf.Features {
 		s.index[f.Name] = i
+		s.names[i] = f.Name
 		s.flags[i] = compileFlag(f, segments, cfg)
 	}
 	for i, f := range cf.Features {
-		s.flags[i].dependencies = s.compileDependencies(f.Dependencies)
+		s.flags[i].d0 = int32(len(s.dependencies))
+		s.dependencies = append(s.dependencies, s.compileDependencies(f.Dependencies)...)
+		s.flags[i].d1 = int32(len(s.dependencies))
 	}
 	s.variants = cfg.variants
 	s.strategies = slices.Clip(cfg.strategies)
@@ -187,7 +198,6 @@ func resolveHostname(h string) string {
 
 func compileFlag(f Feature, segments map[int][]int32, cfg *compileConfig) flag {
 	cf := flag{
-		name:           f.Name,
 		enabled:        f.Enabled,
 		impressionData: f.ImpressionData,
 		hasStrategies:  len(f.Strategies) > 0,
@@ -233,7 +243,7 @@ func (s *Snapshot) ImpressionData(i int) bool { return s.flags[i].impressionData
 func (s *Snapshot) Len() int { return len(s.flags) }
 
 // Name is the name of flag i, 0 ≤ i < Len(), in payload order.
-func (s *Snapshot) Name(i int) string { return s.flags[i].name }
+func (s *Snapshot) Name(i int) string { return s.names[i] }
 
 // Index finds a flag by exact name.
 func (s *Snapshot) Index(name string) (int, bool) {
@@ -350,7 +360,7 @@ func (s *Snapshot) result(i int, id VariantID) Result {
 	f := &s.flags[i]
 	return Result{
 		Index:          i,
-		Name:           f.name,
+		Name:           s.names[i],
 		Found:          true,
 		Enabled:        id != OffVariantID,
 		ImpressionData: f.impressionData,
@@ -374,8 +384,8 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	if !f.enabled {
 		return false, nil
 	}
-	for i := range f.dependencies {
-		if !s.satisfied(&f.dependencies[i], st) {
+	for i := f.d0; i < f.d1; i++ {
+		if !s.satisfied(&s.dependencies[i], st) {
 			return false, nil
 		}
 	}
