@@ -19,8 +19,8 @@ type Snapshot struct {
 	// flag refers to its own by index range.
 	dependencies []dependency
 	index        map[string]int
-	variants []*ResultVariant
-	now      func() time.Time
+	variants     []*ResultVariant
+	now          func() time.Time
 	// strategies holds the strategies of every flag side by side, in flag
 	// order; a flag refers to its own by index range.
 	strategies []strategy
