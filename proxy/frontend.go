@@ -284,6 +284,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag string,
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
+		coalesceBody(r, len(body))
 		_, _ = w.Write(body)
 	}
 }

@@ -204,15 +204,18 @@ type running struct {
 	srv *httptest.Server
 }
 
-// startProxy starts the real proxy on a loopback listener and its sync
-// loop; both stop at the end of the test. Unless opts replace it, there
+// startProxy starts the real proxy on a loopback listener, prepared with
+// CoalesceWrites, and its sync loop; both stop at the end of the test. Unless opts replace it, there
 // is no backup storage.
 func startProxy(t *testing.T, cfg proxy.Config, opts ...proxy.Option) *running {
 	t.Helper()
 	all := append([]proxy.Option{proxy.WithStorageProvider(nil), proxy.WithLogger(testLogger(t))}, opts...)
 	p, err := proxy.New(cfg, all...)
 	require.NoError(t, err)
-	srv := httptest.NewServer(p)
+	// Served as `bunting proxy` serves it, large answers in one write.
+	srv := httptest.NewUnstartedServer(p)
+	srv.Listener = proxy.CoalesceWrites(srv.Config, srv.Listener)
+	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = p.Run(ctx); close(done) }()

@@ -43,6 +43,7 @@ func serveProxy(ctx context.Context, p *proxy.Proxy, cfg proxy.Config, log *slog
 		return fmt.Errorf("listening on port %d: %w", cfg.Port, err)
 	}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	ln = proxy.CoalesceWrites(srv, ln)
 	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", cfg.UpstreamURL)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
