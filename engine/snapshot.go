@@ -179,6 +179,10 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	s.variants = cfg.variants
 	s.strategies = slices.Clip(cfg.strategies)
 	s.constraintIDs = slices.Clip(cfg.constraintIDs)
+	for j := range s.strategies {
+		cs := &s.strategies[j]
+		cs.refs = s.constraintIDs[cs.c0:cs.c1:cs.c1]
+	}
 	s.constraints = slices.Clip(cfg.constraints.list)
 	s.constraintCount = cfg.constraints.size()
 	s.fieldCount = cfg.fields.size()
@@ -208,6 +212,11 @@ func compileFlag(f Feature, segments map[int][]int32, cfg *compileConfig) flag {
 			continue
 		}
 		compileStrategy(f.Name, s, segments, cfg)
+		if last := &cfg.strategies[len(cfg.strategies)-1]; last.algo == algoNever {
+			// It can never enable the flag: evaluation need not see it.
+			cfg.constraintIDs = cfg.constraintIDs[:last.c0]
+			cfg.strategies = cfg.strategies[:len(cfg.strategies)-1]
+		}
 	}
 	cf.s1 = int32(len(cfg.strategies))
 	if len(f.Variants) > 0 {
@@ -392,10 +401,10 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	if !f.hasStrategies {
 		return true, nil
 	}
-	refs := st.constraintIDs
+	// Compile dropped the strategies that can never match.
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if cs.algo == algoNever || (cs.c1 > cs.c0 && !st.allHold(refs[cs.c0:cs.c1])) {
+		if len(cs.refs) > 0 && !st.allHold(cs.refs) {
 			continue
 		}
 		if cs.algo == algoAlways || cs.decide(st) {

@@ -51,9 +51,11 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
 	algo algorithm
-	// c0 and c1 bound the strategy's constraint ids (its own, then the
-	// segments') in Snapshot.constraintIDs.
+	// c0 and c1 bound the strategy's constraint references (its own,
+	// then the segments') in Snapshot.constraintIDs; refs is that range,
+	// set once the snapshot's array is final.
 	c0, c1     int32
+	refs       []int32
 	percentage float64      // rollouts
 	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
 	stickiness stickiness   // flexibleRollout
