@@ -45,11 +45,9 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 	total := 0
 	for _, v := range vs {
 		rv := cfg.newVariant(v)
-		vl.entries = append(vl.entries, variantEntry{weight: uint32(min(max(v.Weight, 0), maxTotal)), id: VariantID(rv.ID)})
-		if v.Weight > 0 {
-			total += min(v.Weight, maxTotal)
-			total = min(total, maxTotal)
-		}
+		weight := min(max(v.Weight, 0), maxTotal)
+		vl.entries = append(vl.entries, variantEntry{weight: uint32(weight), id: VariantID(rv.ID)})
+		total = min(total+weight, maxTotal)
 		for _, o := range v.Overrides {
 			vl.overrides = append(vl.overrides, override{field: cfg.fields.field(o.ContextName), values: slices.Clone(o.Values), id: VariantID(rv.ID)})
 		}
