@@ -76,6 +76,8 @@ type compileConfig struct {
 	// Snapshot.strategies and Snapshot.constraintIDs.
 	strategies    []strategy
 	constraintIDs []int32
+	// refRanges[j] bounds strategy j's references in constraintIDs.
+	refRanges [][2]int32
 	// freeVariants, freeLists and freeEntries are where the next
 	// ResultVariants, variant lists and variant entries are allocated,
 	// side by side, so that walking them for every flag stays compact.
@@ -179,9 +181,8 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	s.variants = cfg.variants
 	s.strategies = slices.Clip(cfg.strategies)
 	s.constraintIDs = slices.Clip(cfg.constraintIDs)
-	for j := range s.strategies {
-		cs := &s.strategies[j]
-		cs.refs = s.constraintIDs[cs.c0:cs.c1:cs.c1]
+	for j, r := range cfg.refRanges {
+		s.strategies[j].refs = s.constraintIDs[r[0]:r[1]:r[1]]
 	}
 	s.constraints = slices.Clip(cfg.constraints.list)
 	s.constraintCount = cfg.constraints.size()
@@ -212,10 +213,11 @@ func compileFlag(f Feature, segments map[int][]int32, cfg *compileConfig) flag {
 			continue
 		}
 		compileStrategy(f.Name, s, segments, cfg)
-		if last := &cfg.strategies[len(cfg.strategies)-1]; last.algo == algoNever {
+		if last := len(cfg.strategies) - 1; cfg.strategies[last].algo == algoNever {
 			// It can never enable the flag: evaluation need not see it.
-			cfg.constraintIDs = cfg.constraintIDs[:last.c0]
-			cfg.strategies = cfg.strategies[:len(cfg.strategies)-1]
+			cfg.constraintIDs = cfg.constraintIDs[:cfg.refRanges[last][0]]
+			cfg.strategies = cfg.strategies[:last]
+			cfg.refRanges = cfg.refRanges[:last]
 		}
 	}
 	cf.s1 = int32(len(cfg.strategies))

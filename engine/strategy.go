@@ -51,10 +51,9 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
 	algo algorithm
-	// c0 and c1 bound the strategy's constraint references (its own,
-	// then the segments') in Snapshot.constraintIDs; refs is that range,
-	// set once the snapshot's array is final.
-	c0, c1     int32
+	// refs are the strategy's constraint references (its own, then the
+	// segments'), a range of Snapshot.constraintIDs set once that array is
+	// final (compileConfig.refRanges holds the range until then).
 	refs       []int32
 	percentage float64      // rollouts
 	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
@@ -80,7 +79,7 @@ type strategyOperands struct {
 func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg *compileConfig) {
 	cfg.strategies = append(cfg.strategies, strategy{})
 	cs := &cfg.strategies[len(cfg.strategies)-1]
-	cs.c0 = int32(len(cfg.constraintIDs))
+	c0 := int32(len(cfg.constraintIDs))
 	for _, c := range s.Constraints {
 		cfg.constraintIDs = append(cfg.constraintIDs, cfg.constraints.compile(c))
 	}
@@ -93,7 +92,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg 
 		}
 		cfg.constraintIDs = append(cfg.constraintIDs, seg...)
 	}
-	cs.c1 = int32(len(cfg.constraintIDs))
+	cfg.refRanges = append(cfg.refRanges, [2]int32{c0, int32(len(cfg.constraintIDs))})
 	cs.compileAlgorithm(flagName, s, cfg)
 	if missingSegment {
 		cs.algo = algoNever
