@@ -119,43 +119,77 @@ func (h *FrontendHandler) serve(w http.ResponseWriter, r *http.Request, all bool
 		apierr.Write(w, r, h.opts.Logger, apierr.NotImplemented("The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`."))
 		return
 	}
-	var ctx engine.Context
+	rc := getRequestContext()
+	defer putRequestContext(rc)
+	ctx := &rc.ctx
 	var names []string
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if err := parseQueryContext(r.URL.RawQuery, &ctx); err != nil {
+		if err := parseQueryContext(r.URL.RawQuery, ctx); err != nil {
 			apierr.Write(w, r, h.opts.Logger, err)
 			return
 		}
 	case http.MethodPost:
 		var err error
-		if names, err = h.readPost(w, r, &ctx); err != nil {
+		if names, err = h.readPost(w, r, ctx, rc.names[:0]); err != nil {
 			apierr.Write(w, r, h.opts.Logger, err)
 			return
+		}
+		if names != nil {
+			rc.names = names
 		}
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		apierr.Write(w, r, h.opts.Logger, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "method " + r.Method + " is not allowed here"})
 		return
 	}
-	normaliseCurrentTime(&ctx)
+	normaliseCurrentTime(ctx)
 	snap, err := h.opts.Snapshot(r)
 	if err != nil {
 		apierr.Write(w, r, h.opts.Logger, err)
 		return
 	}
 	if h.opts.Complete != nil {
-		if err := h.opts.Complete(r, &ctx); err != nil {
+		if err := h.opts.Complete(r, ctx); err != nil {
 			apierr.Write(w, r, h.opts.Logger, err)
 			return
 		}
 	}
-	h.respond(w, r, h.state(snap), &ctx, names, all)
+	h.respond(w, r, h.state(snap), ctx, names, all)
+}
+
+// requestContext is what serving one request parses into, recycled
+// through a pool: the context (with its properties map, emptied) and the
+// requested toggle names. Nothing keeps either past the request: the
+// engine and the script engine copy what they keep.
+type requestContext struct {
+	ctx   engine.Context
+	names []string
+}
+
+// maxPooledProperties bounds the properties map a recycled context keeps,
+// so that one request with many properties does not pin a large map.
+const maxPooledProperties = 64
+
+var requestContextPool = sync.Pool{New: func() any { return new(requestContext) }}
+
+func getRequestContext() *requestContext { return requestContextPool.Get().(*requestContext) }
+
+func putRequestContext(rc *requestContext) {
+	props := rc.ctx.Properties
+	if len(props) > maxPooledProperties {
+		props = nil
+	}
+	clear(props)
+	rc.ctx = engine.Context{Properties: props}
+	clear(rc.names)
+	rc.names = rc.names[:0]
+	requestContextPool.Put(rc)
 }
 
 // readPost checks the content type, reads the body within the limit and
 // parses it.
-func (h *FrontendHandler) readPost(w http.ResponseWriter, r *http.Request, ctx *engine.Context) ([]string, error) {
+func (h *FrontendHandler) readPost(w http.ResponseWriter, r *http.Request, ctx *engine.Context, names []string) ([]string, error) {
 	if err := checkJSONContentType(r); err != nil {
 		return nil, err
 	}
@@ -166,7 +200,7 @@ func (h *FrontendHandler) readPost(w http.ResponseWriter, r *http.Request, ctx *
 	if err != nil {
 		return nil, err
 	}
-	return parsePostBody(body, ctx)
+	return parsePostBody(body, ctx, names)
 }
 
 // checkJSONContentType rejects bodies that are not JSON; a body without a
@@ -270,18 +304,19 @@ var (
 
 // writeJSON sends body with its weak ETag, answering 304 to a matching
 // If-None-Match on GET and HEAD.
-func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag string, cacheable bool) {
+func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag etagValue, cacheable bool) {
+	hv := &headerValues{}
 	h := w.Header()
-	h["Etag"] = []string{etag}
+	h["Etag"] = hv.set(&hv.etag, etag.append(hv.buf[:0]))
 	if cacheable {
 		h["Cache-Control"] = headerCacheControl
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && notModified(r, etag) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && notModified(r, hv.etag[0]) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h["Content-Type"] = headerJSON
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = hv.set(&hv.length, strconv.AppendInt(hv.buf[len(hv.etag[0]):len(hv.etag[0])], int64(len(body)), 10))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		coalesceBody(r, len(body))
@@ -289,20 +324,43 @@ func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag string,
 	}
 }
 
-// weakETag is W/"<length hex>-<xxhash64 hex>" of the body: one fast
-// non-cryptographic pass, cheap even for large responses.
-func weakETag(body []byte) string { return formatETag(len(body), xxhash.Sum64(body)) }
-
-// formatETag writes W/"<length hex>-<hash hex>".
-func formatETag(length int, hash uint64) string {
-	var b [40]byte
-	out := append(b[:0], `W/"`...)
-	out = strconv.AppendUint(out, uint64(length), 16)
-	out = append(out, '-')
-	out = appendHex64(out, hash)
-	out = append(out, '"')
-	return string(out)
+// headerValues holds the per-response header values of a toggle answer
+// (ETag and Content-Length) and their text in one allocation.
+type headerValues struct {
+	etag, length [1]string
+	buf          [64]byte
 }
+
+// set makes text, which lies in hv.buf, the value of the one-element
+// slot and returns the slot as a header value. hv.buf is never written
+// again, so the string stays as it was.
+func (hv *headerValues) set(slot *[1]string, text []byte) []string {
+	slot[0] = unsafe.String(unsafe.SliceData(text), len(text))
+	return slot[:]
+}
+
+// etagValue is a weak ETag before it is written out: the length of the
+// body and a hash that stands for its bytes.
+type etagValue struct {
+	length int
+	hash   uint64
+}
+
+// weakETag is the ETag of body: its length and xxhash64, one fast
+// non-cryptographic pass, cheap even for large responses.
+func weakETag(body []byte) etagValue { return etagValue{length: len(body), hash: xxhash.Sum64(body)} }
+
+// append writes the ETag as W/"<length hex>-<hash hex>" (at most 40 bytes).
+func (e etagValue) append(out []byte) []byte {
+	out = append(out, `W/"`...)
+	out = strconv.AppendUint(out, uint64(e.length), 16)
+	out = append(out, '-')
+	out = appendHex64(out, e.hash)
+	return append(out, '"')
+}
+
+// String is the ETag as a header value.
+func (e etagValue) String() string { return string(e.append(nil)) }
 
 // appendHex64 appends v as 16 lowercase hex digits.
 func appendHex64(b []byte, v uint64) []byte {
@@ -455,14 +513,14 @@ func (e *encoding) appendToggles(buf []byte, ids []engine.VariantID, all bool) [
 // etag is the weak ETag of the response appendToggles wrote for ids: the
 // encoding's hash and the variant IDs determine its bytes, so digesting
 // them (4 bytes per flag) stands for digesting the body (about 100).
-func (e *encoding) etag(length int, ids []engine.VariantID, all bool) string {
+func (e *encoding) etag(length int, ids []engine.VariantID, all bool) etagValue {
 	var d xxhash.Digest
 	d.ResetWithSeed(e.hash)
 	_, _ = d.Write([]byte{boolByte(all)})
 	if len(ids) > 0 {
 		_, _ = d.Write(unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), len(ids)*int(unsafe.Sizeof(ids[0]))))
 	}
-	return formatETag(length, d.Sum64())
+	return etagValue{length: length, hash: d.Sum64()}
 }
 
 // appendVariant writes a variant in the reference's key order; nil is the

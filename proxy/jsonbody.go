@@ -15,8 +15,11 @@ import (
 // booleans in their JSON text), properties must be an object of scalars,
 // and unknown context keys become properties unless properties names
 // them. Malformed JSON is a 400 whose message comes from encoding/json.
-func parsePostBody(body []byte, ctx *engine.Context) (names []string, err error) {
-	s := scanner{b: body}
+// The names are appended to buf.
+func parsePostBody(body []byte, ctx *engine.Context, buf []string) (names []string, err error) {
+	// One copy of the body as a string: the names and context values are
+	// substrings of it rather than an allocation each.
+	s := scanner{b: body, src: string(body)}
 	s.ws()
 	if s.eof() {
 		return nil, nil
@@ -29,7 +32,7 @@ func parsePostBody(body []byte, ctx *engine.Context) (names []string, err error)
 	}
 	var verr error
 	var extra []string // unknown context keys and values, in pairs
-	names, extra, verr = s.body(ctx)
+	names, extra, verr = s.body(ctx, buf)
 	if s.err {
 		return nil, syntaxError(body)
 	}
@@ -54,7 +57,9 @@ func parsePostBody(body []byte, ctx *engine.Context) (names []string, err error)
 // scanner walks a JSON document; err is set on a syntax error, after
 // which every method returns quickly.
 type scanner struct {
-	b   []byte
+	b []byte
+	// src is b as a string; strings without escapes are slices of it.
+	src string
 	i   int
 	err bool
 }
@@ -125,7 +130,8 @@ func (s *scanner) object(member func(key string)) {
 }
 
 // body reads the top-level object.
-func (s *scanner) body(ctx *engine.Context) (names, extra []string, verr error) {
+func (s *scanner) body(ctx *engine.Context, buf []string) (names, extra []string, verr error) {
+	names = buf[:0]
 	s.object(func(key string) {
 		switch key {
 		case "toggles":
@@ -271,7 +277,7 @@ func (s *scanner) scalar() (v string, present, ok bool) {
 	default:
 		start := s.i
 		s.number()
-		return string(s.b[start:s.i]), true, true
+		return s.src[start:s.i], true, true
 	}
 }
 
@@ -300,7 +306,7 @@ func (s *scanner) str() (string, bool) {
 		case c == '"':
 			s.i++
 			if simple {
-				return string(s.b[start+1 : s.i-1]), true
+				return s.src[start+1 : s.i-1], true
 			}
 			var out string
 			if json.Unmarshal(s.b[start:s.i], &out) != nil {

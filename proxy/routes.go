@@ -362,6 +362,11 @@ func (p *Proxy) clientIP(r *http.Request) string {
 	tp := p.cfg.TrustProxy
 	xff := r.Header.Values("X-Forwarded-For")
 	if !tp.Enabled() || len(xff) == 0 {
+		if peer.Addr().Is4() {
+			// "a.b.c.d:port" already holds the plain form (IPv4 parses
+			// only from its one canonical text).
+			return r.RemoteAddr[:strings.LastIndexByte(r.RemoteAddr, ':')]
+		}
 		return addr.String()
 	}
 	var chain []string

@@ -3,6 +3,7 @@ package proxy
 import (
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +32,9 @@ func (b *Bucket) toggle(name string) *ToggleCount {
 	t := b.Toggles[name]
 	if t == nil {
 		t = &ToggleCount{Variants: map[string]int64{}}
-		b.Toggles[name] = t
+		// A clone: name may be a slice of a request body that the
+		// bucket must not keep alive.
+		b.Toggles[strings.Clone(name)] = t
 	}
 	return t
 }
