@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -142,6 +143,36 @@ func TestPostWithoutToggleListReturnsEnabled(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, names(toggles(t, got)), "region-eu")
 	assert.Contains(t, names(toggles(t, got)), "user-only")
+}
+
+// Requests reuse the memory they parse into; nothing of one request may
+// reach the next: not its properties, its user, or its toggle list, on one
+// connection in turn and on many at once.
+func TestNothingCarriesOverBetweenRequests(t *testing.T) {
+	u := newFakeUpstream(t, fixture)
+	r := startReady(t, testConfig(u))
+	_, plain := r.get(t, "/proxy")
+	allEnabled := names(toggles(t, plain))
+	require.NotContains(t, allEnabled, "region-eu")
+	require.NotContains(t, allEnabled, "user-only")
+	check := func(t *testing.T) {
+		for range 20 {
+			_, body := r.post(t, "/proxy", `{"toggles":["region-eu","user-only","nope"],"context":{"userId":"u1","properties":{"region":"eu"}}}`)
+			assert.Equal(t, []string{"region-eu", "user-only", "nope"}, names(toggles(t, body)))
+			_, body = r.post(t, "/proxy", `{}`)
+			assert.ElementsMatch(t, allEnabled, names(toggles(t, body)), "after a request with a toggle list and properties")
+			_, body = r.get(t, "/proxy?userId=u1&properties%5Bregion%5D=eu")
+			assert.Contains(t, names(toggles(t, body)), "region-eu")
+			_, body = r.get(t, "/proxy")
+			assert.ElementsMatch(t, allEnabled, names(toggles(t, body)), "after a request with properties")
+		}
+	}
+	check(t)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { check(t) })
+	}
+	wg.Wait()
 }
 
 func TestPostBadBodies(t *testing.T) {
