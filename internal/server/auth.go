@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"hash/maphash"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
@@ -234,11 +236,15 @@ func pathEnv(r *http.Request) string { return r.PathValue("environment") }
 // tokenCache resolves secrets to principals, caching both hits and misses
 // until this instance changes a credential (store.CredentialRevision) or
 // the entry is older than tokenCacheTTL (which bounds how long a token
-// deleted through another instance keeps working here).
+// deleted through another instance keeps working here). Entries are found
+// by a keyed hash of the secret (a seed no client knows) and then compared
+// in constant time, so a cached request does not pay for SHA-256, which only
+// the store lookup needs.
 type tokenCache struct {
 	store *store.Store
+	seed  maphash.Seed
 	mu    sync.Mutex
-	byKey map[string]tokenCacheEntry
+	byKey map[uint64]tokenCacheEntry
 	now   func() time.Time
 }
 
@@ -252,20 +258,19 @@ type tokenCacheEntry struct {
 const tokenCacheTTL = 5 * time.Second
 
 func newTokenCache(st *store.Store) *tokenCache {
-	return &tokenCache{store: st, byKey: map[string]tokenCacheEntry{}, now: time.Now}
+	return &tokenCache{store: st, seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
 }
 
 func (c *tokenCache) resolve(ctx context.Context, secret string) (*Principal, error) {
-	hash := store.HashSecret(secret)
+	key := maphash.String(c.seed, secret)
 	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()
-	e, ok := c.byKey[hash]
+	e, ok := c.byKey[key]
 	c.mu.Unlock()
-	if ok && e.revision == rev && now.Sub(e.at) < tokenCacheTTL &&
-		subtle.ConstantTimeCompare([]byte(e.secret), []byte(secret)) == 1 {
+	if ok && e.revision == rev && now.Sub(e.at) < tokenCacheTTL && secretsEqual(e.secret, secret) {
 		return e.p, nil
 	}
-	p, err := c.load(ctx, secret, hash)
+	p, err := c.load(ctx, secret, store.HashSecret(secret))
 	if err != nil {
 		return nil, err
 	}
@@ -273,9 +278,14 @@ func (c *tokenCache) resolve(ctx context.Context, secret string) (*Principal, er
 	if len(c.byKey) > 10000 {
 		clear(c.byKey)
 	}
-	c.byKey[hash] = tokenCacheEntry{p: p, secret: secret, revision: rev, at: now}
+	c.byKey[key] = tokenCacheEntry{p: p, secret: strings.Clone(secret), revision: rev, at: now}
 	c.mu.Unlock()
 	return p, nil
+}
+
+// secretsEqual compares two secrets in constant time without copying them.
+func secretsEqual(a, b string) bool {
+	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
 }
 
 func (c *tokenCache) load(ctx context.Context, secret, hash string) (*Principal, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -151,7 +152,10 @@ var strictSemver = sync.OnceValue(func() *regexp.Regexp {
 func parseClientQuery(r *http.Request) (clientQuery, error) {
 	p := PrincipalFrom(r.Context())
 	q := clientQuery{env: p.Environment, inline: true}
-	values := r.URL.Query()
+	var values url.Values // SDKs usually send no query: nothing to parse
+	if r.URL.RawQuery != "" {
+		values = r.URL.Query()
+	}
 	if q.env == "*" || q.env == "" {
 		q.env = values.Get("environment")
 		if q.env == "" {
@@ -161,6 +165,8 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 	asked := values["project"]
 	if p.AllProjects() {
 		q.projects = asked
+	} else if len(asked) == 0 && slices.IsSorted(p.Projects) {
+		q.projects = p.Projects // only read from here on
 	} else {
 		q.projects = slices.Clone(p.Projects)
 		if len(asked) > 0 {
@@ -170,7 +176,9 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 			}
 		}
 	}
-	slices.Sort(q.projects)
+	if !slices.IsSorted(q.projects) { // never true of the principal's own slice
+		slices.Sort(q.projects)
+	}
 	q.namePrefix = values.Get("namePrefix")
 	for _, t := range values["tag"] {
 		typ, value, ok := strings.Cut(t, ":")
@@ -191,28 +199,26 @@ func parseClientQuery(r *http.Request) (clientQuery, error) {
 	return q, nil
 }
 
-func (q clientQuery) key() string {
-	var b strings.Builder
-	b.WriteString(q.env)
+func (q clientQuery) key() string { return string(q.appendKey(nil)) }
+
+// appendKey appends the cache key of q to b.
+func (q clientQuery) appendKey(b []byte) []byte {
+	b = append(b, q.env...)
 	for _, p := range q.projects {
-		b.WriteString("\x00p")
-		b.WriteString(p)
+		b = append(append(b, "\x00p"...), p...)
 	}
-	b.WriteString("\x00n")
-	b.WriteString(q.namePrefix)
+	b = append(append(b, "\x00n"...), q.namePrefix...)
 	for _, t := range q.tags {
-		b.WriteString("\x00t")
-		b.WriteString(t[0])
-		b.WriteString("\x00")
-		b.WriteString(t[1])
+		b = append(append(b, "\x00t"...), t[0]...)
+		b = append(append(b, "\x00"...), t[1]...)
 	}
 	if q.inline {
-		b.WriteString("\x00inline")
+		b = append(b, "\x00inline"...)
 	}
 	if q.none {
-		b.WriteString("\x00none")
+		b = append(b, "\x00none"...)
 	}
-	return b.String()
+	return b
 }
 
 func (q clientQuery) hash() string {
@@ -255,13 +261,15 @@ func (c *clientCache) response(r *http.Request, q clientQuery) (*clientResponse,
 	if err != nil {
 		return nil, err
 	}
-	key := q.key()
+	var buf [128]byte
+	keyBytes := q.appendKey(buf[:0])
 	c.mu.Lock()
-	res, ok := c.responses[key]
+	res, ok := c.responses[string(keyBytes)] // looked up without allocating
 	c.mu.Unlock()
 	if ok {
 		return res, nil
 	}
+	key := string(keyBytes)
 	res, err = encodeClientFeatures(snap, q)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
@@ -37,8 +38,20 @@ var (
 	requestCounter atomic.Uint64
 )
 
-func nextRequestID() string {
-	return requestIDPrefix + "-" + strconv.FormatUint(requestCounter.Add(1), 36)
+// requestIDValue is a request id as a header value, with its text, in one
+// allocation.
+type requestIDValue struct {
+	value [1]string
+	text  [32]byte
+}
+
+// nextRequestID returns a new request id as an X-Request-Id header value.
+func nextRequestID() []string {
+	v := &requestIDValue{}
+	b := append(v.text[:0], requestIDPrefix...)
+	b = strconv.AppendUint(append(b, '-'), requestCounter.Add(1), 36)
+	v.value[0] = unsafe.String(unsafe.SliceData(b), len(b))
+	return v.value[:]
 }
 
 // statusWriter records the status and size of a response.
@@ -75,11 +88,14 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get("X-Request-Id")
-		if id == "" || len(id) > 64 {
-			id = nextRequestID()
+		idValue := r.Header["X-Request-Id"]
+		if len(idValue) == 0 || idValue[0] == "" || len(idValue[0]) > 64 {
+			idValue = nextRequestID()
+		} else {
+			idValue = idValue[:1:1]
 		}
-		w.Header().Set("X-Request-Id", id)
+		id := idValue[0]
+		w.Header()["X-Request-Id"] = idValue
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
