@@ -182,8 +182,7 @@ func putRequestContext(rc *requestContext) {
 	}
 	clear(props)
 	rc.ctx = engine.Context{Properties: props}
-	clear(rc.names)
-	rc.names = rc.names[:0]
+	clear(rc.names) // serve reslices it to length 0 before use
 	requestContextPool.Put(rc)
 }
 
@@ -358,9 +357,6 @@ func (e etagValue) append(out []byte) []byte {
 	out = appendHex64(out, e.hash)
 	return append(out, '"')
 }
-
-// String is the ETag as a header value.
-func (e etagValue) String() string { return string(e.append(nil)) }
 
 // appendHex64 appends v as 16 lowercase hex digits.
 func appendHex64(b []byte, v uint64) []byte {
