@@ -4,3 +4,7 @@ package engine
 
 // DistinctConstraints is the number of distinct compiled constraints.
 func (s *Snapshot) DistinctConstraints() int { return s.constraintCount }
+
+// EagerMinFlags is the snapshot size from which EvaluateAll settles
+// constraint tests eagerly.
+const EagerMinFlags = eagerMinFlags

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -79,6 +80,16 @@ func FuzzEvaluate(f *testing.F) {
 			checkResult(t, snap, r)
 			checkResult(t, snap, snap.EvaluateIndex(i, ctx))
 			checkResult(t, snap, snap.Evaluate(r.Name, ctx))
+		}
+		// Padded to the size at which EvaluateAll settles tests eagerly.
+		padded := cf
+		padded.Features = slices.Clone(cf.Features)
+		for len(padded.Features) < engine.EagerMinFlags {
+			padded.Features = append(padded.Features, engine.Feature{Name: "zz-filler", Enabled: true})
+		}
+		big := engine.Compile(&padded, engine.Options{CustomStrategies: fuzzStrategies, Hostname: "fuzz"})
+		for _, r := range big.EvaluateAll(ctx, nil) {
+			checkResult(t, big, r)
 		}
 		snap.Evaluate("no such flag", nil)
 		engine.CompileConstraints(all, engine.Options{}).Match(ctx)

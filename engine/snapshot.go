@@ -36,6 +36,9 @@ type Snapshot struct {
 	// fieldCount is the number of distinct context field names, the size
 	// of an evaluation's field cache.
 	fieldCount int
+	// eager settles cheap constraint tests before EvaluateAllIDs walks the
+	// flags.
+	eager eagerPlan
 }
 
 // flag is one compiled feature flag: what evaluating it reads, in 32
@@ -187,6 +190,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	s.constraints = slices.Clip(cfg.constraints.list)
 	s.constraintCount = cfg.constraints.size()
 	s.fieldCount = cfg.fields.size()
+	s.eager = newEagerPlan(s)
 	return s
 }
 
@@ -338,10 +342,11 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	if ctx == nil {
 		ctx = &Context{}
 	}
-	sc := getScratch(s.constraintCount, s.fieldCount)
+	sc := getScratch(len(s.eager.base), s.fieldCount)
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
 	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
+	s.eager.settle(&st)
 	base := len(dst)
 	dst = slices.Grow(dst, len(s.flags))[:base+len(s.flags)]
 	out := dst[base:]
@@ -406,7 +411,11 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	// Compile dropped the strategies that can never match.
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if len(cs.refs) > 0 && !st.allHold(cs.refs) {
+		if cs.fast && st.memo != nil {
+			if !cs.holds(st.memo) {
+				continue
+			}
+		} else if len(cs.refs) > 0 && !st.allHold(cs.refs) {
 			continue
 		}
 		if cs.algo == algoAlways || cs.decide(st) {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -203,5 +204,51 @@ func checkSpecVariant(t *testing.T, snap *engine.Snapshot, tc specVariant) {
 		t.Errorf("payload missing, want %+v", *want.Payload)
 	case want.Payload != nil && *want.Payload != *v.Payload:
 		t.Errorf("payload = %+v, want %+v", *v.Payload, *want.Payload)
+	}
+}
+
+// TestClientSpecificationEvaluateAll runs every case of the client
+// specification through EvaluateAll, with each payload as it is and padded
+// with enabled filler flags to a size at which EvaluateAll settles
+// constraint tests eagerly, so that both of its ways of walking strategies
+// meet every case.
+func TestClientSpecificationEvaluateAll(t *testing.T) {
+	for _, file := range loadSpecFiles(t) {
+		cf, err := decodeState(file.State)
+		if err != nil {
+			t.Fatalf("%s: state: %v", file.Name, err)
+		}
+		padded := *cf
+		padded.Features = append([]engine.Feature(nil), cf.Features...)
+		for i := len(padded.Features); i < 2*engine.EagerMinFlags; i++ {
+			padded.Features = append(padded.Features, engine.Feature{
+				Name: fmt.Sprintf("zz-filler-%d", i), Enabled: true,
+				Strategies: []engine.Strategy{{Name: "default"}},
+			})
+		}
+		for _, payload := range []*engine.ClientFeatures{cf, &padded} {
+			snap := engine.Compile(payload, engine.Options{})
+			evaluate := func(name string, ctx *engine.Context) engine.Result {
+				i, ok := snap.Index(name)
+				if !ok {
+					return snap.Evaluate(name, ctx)
+				}
+				return snap.EvaluateAll(ctx, nil)[i]
+			}
+			t.Run(fmt.Sprintf("%s/%d flags", file.Name, len(payload.Features)), func(t *testing.T) {
+				for _, tc := range file.Tests {
+					if got := evaluate(tc.ToggleName, tc.Context.engineContext()); got.Enabled != tc.Expected {
+						t.Errorf("%s: enabled = %v, want %v", tc.Description, got.Enabled, tc.Expected)
+					}
+				}
+				for _, tc := range file.VariantTests {
+					got := evaluate(tc.ToggleName, tc.Context.engineContext())
+					if got.Variant.Name != tc.Expected.Name || got.Variant.Enabled != tc.Expected.Enabled || got.Enabled != tc.Expected.FeatureEnabled {
+						t.Errorf("%s: variant %q enabled=%v feature %v, want %q enabled=%v feature %v", tc.Description,
+							got.Variant.Name, got.Variant.Enabled, got.Enabled, tc.Expected.Name, tc.Expected.Enabled, tc.Expected.FeatureEnabled)
+					}
+				}
+			})
+		}
 	}
 }

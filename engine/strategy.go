@@ -51,6 +51,13 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
 	algo algorithm
+	// fast says that check holds the test ids of the strategy's
+	// constraints, padded with a test that always holds, invert what turns
+	// each outcome around (see holds), and that EvaluateAllIDs settles
+	// those tests before it walks the flags (see eagerPlan).
+	fast   bool
+	invert [4]uint8
+	check  [4]int32
 	// refs are the strategy's constraint references (its own, then the
 	// segments'), a range of Snapshot.constraintIDs set once that array is
 	// final (compileConfig.refRanges holds the range until then).

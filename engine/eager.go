@@ -1,0 +1,152 @@
+package engine
+
+import "slices"
+
+// eagerPlan says how EvaluateAllIDs settles, before it walks the flags,
+// the outcome of every constraint test the enabled flags use whose cost is
+// small: IN and NOT_IN through an index from values to the tests that list
+// them, the other operators one after another, grouped by operator so that
+// consecutive tests take the same path (regular expressions too: RE2 runs
+// in linear time). Walking the strategies then reads outcomes from the
+// memo instead of branching into a different test at every constraint,
+// which is what an evaluation of every flag spends most of its time on
+// (mispredicted branches). The tests only disabled flags use stay lazy:
+// evaluated if ever reached.
+type eagerPlan struct {
+	// base is the memo every evaluation starts from: the outcome of the
+	// IN and NOT_IN tests for a value no test lists, of broken and
+	// unknown tests, and memoUnknown for the lazy ones. Its last entry,
+	// past the tests, is a test that always holds (see strategy.check).
+	base []uint8
+	// sets index the IN and NOT_IN tests by field.
+	sets []valueIndex
+	// tests are the ids of the other tests settled eagerly, by operator.
+	tests []int32
+}
+
+// valueIndex lists, for each value of a field, the IN and NOT_IN tests on
+// that field whose values include it: the tests whose outcome that value
+// turns around (IN to true, NOT_IN to false).
+type valueIndex struct {
+	field  field
+	listed map[string][]int32
+}
+
+// eagerMinFlags is the snapshot size from which settling tests eagerly
+// pays: in smaller ones, what an evaluation skips lazily costs less than
+// the branches it saves.
+const eagerMinFlags = 64
+
+// newEagerPlan plans the eager tests of a compiled snapshot, and gives
+// the strategies whose tests it settles, with at most four of them, their
+// fixed-width check. Below eagerMinFlags it settles nothing.
+func newEagerPlan(s *Snapshot) eagerPlan {
+	sentinel := len(s.constraints)
+	if len(s.flags) < eagerMinFlags {
+		return eagerPlan{base: make([]uint8, sentinel+1)}
+	}
+	live := make([]bool, len(s.constraints))
+	for i := range s.flags {
+		if !s.flags[i].enabled {
+			continue
+		}
+		for _, cs := range s.strategies[s.flags[i].s0:s.flags[i].s1] {
+			for _, ref := range cs.refs {
+				live[ref>>1] = true
+			}
+		}
+	}
+	p := eagerPlan{base: make([]uint8, sentinel+1)}
+	p.base[sentinel] = memoTrue
+	settled := make([]bool, sentinel)
+	sets := map[int32]*valueIndex{}
+	for id := range s.constraints {
+		c := &s.constraints[id]
+		if !live[id] {
+			continue
+		}
+		settled[id] = true
+		switch {
+		case c.broken || c.op == opUnknown:
+			p.base[id] = memoFalse
+		case c.op == opIn || c.op == opNotIn:
+			p.base[id] = memoFalse
+			if c.op == opNotIn {
+				p.base[id] = memoTrue
+			}
+			idx := sets[c.field.slot]
+			if idx == nil {
+				idx = &valueIndex{field: c.field, listed: map[string][]int32{}}
+				sets[c.field.slot] = idx
+			}
+			for _, v := range c.values {
+				// A value listed twice must turn the outcome around once.
+				if l := idx.listed[v]; len(l) == 0 || l[len(l)-1] != int32(id) {
+					idx.listed[v] = append(l, int32(id))
+				}
+			}
+		default:
+			p.tests = append(p.tests, int32(id))
+		}
+	}
+	for _, idx := range sets {
+		p.sets = append(p.sets, *idx)
+	}
+	slices.SortFunc(p.sets, func(a, b valueIndex) int { return int(a.field.slot - b.field.slot) })
+	slices.SortStableFunc(p.tests, func(a, b int32) int {
+		return int(s.constraints[a].op) - int(s.constraints[b].op)
+	})
+	for j := range s.strategies {
+		cs := &s.strategies[j]
+		cs.fast = len(cs.refs) <= len(cs.check)
+		for _, ref := range cs.refs {
+			cs.fast = cs.fast && settled[ref>>1]
+		}
+		if !cs.fast {
+			continue
+		}
+		for k := range cs.check {
+			cs.check[k], cs.invert[k] = int32(sentinel), 0
+			if k < len(cs.refs) {
+				cs.check[k] = cs.refs[k] >> 1
+				cs.invert[k] = uint8(cs.refs[k]&1) * (memoFalse ^ memoTrue)
+			}
+		}
+	}
+	return p
+}
+
+// holds reports whether the constraints of cs hold, for a strategy with a
+// fixed-width check in an evaluation whose memo the plan has settled:
+// without a branch per constraint.
+func (cs *strategy) holds(memo []uint8) bool {
+	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
+	// so each term is memoTrue exactly when its constraint holds, and
+	// their AND is memoTrue only when all are.
+	r, k := &cs.check, &cs.invert
+	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
+	return all == memoTrue
+}
+
+// settle fills st.memo, which has the plan's size, with the plan's
+// outcomes for st's context.
+func (p *eagerPlan) settle(st *evalState) {
+	memo := st.memo
+	copy(memo, p.base)
+	for i := range p.sets {
+		v, ok := st.value(p.sets[i].field)
+		if !ok {
+			continue
+		}
+		for _, id := range p.sets[i].listed[v] {
+			memo[id] ^= memoFalse ^ memoTrue
+		}
+	}
+	for _, id := range p.tests {
+		outcome := memoFalse
+		if st.constraints[id].test(st) {
+			outcome = memoTrue
+		}
+		memo[id] = outcome
+	}
+}
