@@ -123,9 +123,14 @@ func (cs *strategy) holds(memo []uint8) bool {
 	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
 	// so each term is memoTrue exactly when its constraint holds, and
 	// their AND is memoTrue only when all are.
+	return cs.holdsBit(memo) == 1
+}
+
+// holdsBit is holds as 1 or 0.
+func (cs *strategy) holdsBit(memo []uint8) int {
 	r, k := &cs.check, &cs.invert
 	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
-	return all == memoTrue
+	return int(all>>1) & 1
 }
 
 // settle fills st.memo, which has the plan's size, with the plan's

@@ -155,6 +155,9 @@ type evalState struct {
 	// has evaluated so far (none outside it).
 	outcomes  []VariantID
 	evaluated int
+	// phased says that outcomes also holds every flag that phased
+	// evaluation decided (see phasePlan), whatever evaluated says.
+	phased bool
 	// userHash is valueHash(ctx.UserID) once userHashDone is set.
 	userHash     uint64
 	userHashDone bool

@@ -178,3 +178,54 @@ func TestConcurrentEvaluationAndSwap(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// TestEvaluateAllCustomStrategiesAndDependencies: in a payload large enough
+// for EvaluateAll to decide flags in rounds, flags with custom strategies
+// and dependencies (decided one at a time) agree with EvaluateIndex, and a
+// custom strategy is not called for a flag whose dependency fails or after
+// an earlier strategy of its flag said yes.
+func TestEvaluateAllCustomStrategiesAndDependencies(t *testing.T) {
+	calls := map[string]int{}
+	opts := engine.Options{CustomStrategies: map[string]engine.CustomStrategy{
+		"byPlan": customFunc(func(p map[string]string, ctx *engine.Context) (bool, error) {
+			calls[p["flag"]]++
+			return ctx.Properties["plan"] == p["plan"], nil
+		}),
+	}}
+	payload := enginetest.Generate(300, 11)
+	off := false
+	for i := range payload.Features {
+		f := &payload.Features[i]
+		switch i % 7 {
+		case 0: // custom strategy first
+			f.Strategies = append([]engine.Strategy{{Name: "byPlan", Parameters: engine.Parameters{"flag": f.Name, "plan": "pro"}}}, f.Strategies...)
+		case 1: // custom strategy after one that always says yes: never called
+			f.Enabled, f.Dependencies = true, nil
+			f.Strategies = []engine.Strategy{{Name: "default"}, {Name: "byPlan", Parameters: engine.Parameters{"flag": f.Name, "plan": "free"}}}
+		case 2: // custom strategy behind a dependency that fails: never called
+			f.Enabled = true
+			f.Dependencies = []engine.Dependency{{Feature: payload.Features[1].Name, Enabled: &off}}
+			f.Strategies = []engine.Strategy{{Name: "byPlan", Parameters: engine.Parameters{"flag": f.Name, "plan": "free"}}}
+		}
+	}
+	snap := engine.Compile(payload, opts)
+	for _, ctx := range enginetest.Contexts(10) {
+		if ctx.UserID == "" {
+			continue // userId stickiness without a userId is random
+		}
+		clear(calls)
+		all := snap.EvaluateAll(ctx, nil)
+		for name, n := range calls {
+			i, _ := snap.Index(name)
+			if i%7 != 0 || n != 1 {
+				t.Fatalf("custom strategy of flag %d (%s) called %d times", i, name, n)
+			}
+		}
+		for i, r := range all {
+			one := snap.EvaluateIndex(i, ctx)
+			if one.Enabled != r.Enabled || one.Variant != r.Variant {
+				t.Fatalf("flag %s: EvaluateAll %v/%s, EvaluateIndex %v/%s", r.Name, r.Enabled, r.Variant.Name, one.Enabled, one.Variant.Name)
+			}
+		}
+	}
+}

@@ -39,6 +39,9 @@ type Snapshot struct {
 	// eager settles cheap constraint tests before EvaluateAllIDs walks the
 	// flags.
 	eager eagerPlan
+	// phases says how EvaluateAllIDs walks the flags from eagerMinFlags
+	// flags on.
+	phases phasePlan
 }
 
 // flag is one compiled feature flag: what evaluating it reads, in 32
@@ -50,6 +53,9 @@ type flag struct {
 	// which makes an enabled flag on for everyone. Disabled strategies are
 	// dropped from strategies but still count here.
 	hasStrategies bool
+	// oneByOne says that EvaluateAllIDs evaluates the flag on its own,
+	// after the others (see phasePlan).
+	oneByOne bool
 	// s0 and s1 bound the flag's strategies in Snapshot.strategies.
 	s0, s1 int32
 	// d0 and d1 bound the flag's dependencies in Snapshot.dependencies.
@@ -191,6 +197,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	s.constraintCount = cfg.constraints.size()
 	s.fieldCount = cfg.fields.size()
 	s.eager = newEagerPlan(s)
+	s.phases = newPhasePlan(s)
 	return s
 }
 
@@ -351,6 +358,11 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	dst = slices.Grow(dst, len(s.flags))[:base+len(s.flags)]
 	out := dst[base:]
 	st.outcomes = out
+	if len(s.flags) >= eagerMinFlags {
+		s.evaluatePhased(&st, out)
+		putScratch(sc)
+		return dst
+	}
 	for i := range s.flags {
 		if !s.flags[i].enabled {
 			out[i] = OffVariantID
@@ -447,7 +459,7 @@ func (s *Snapshot) satisfied(d *dependency, st *evalState) bool {
 	}
 	var on bool
 	id := NoVariantID
-	if d.parent < st.evaluated {
+	if d.parent < st.evaluated || st.phased && !s.flags[d.parent].oneByOne {
 		// EvaluateAllIDs has evaluated the parent with this context.
 		id = st.outcomes[d.parent]
 		on = id != OffVariantID

@@ -55,9 +55,16 @@ type strategy struct {
 	// constraints, padded with a test that always holds, invert what turns
 	// each outcome around (see holds), and that EvaluateAllIDs settles
 	// those tests before it walks the flags (see eagerPlan).
-	fast   bool
-	invert [4]uint8
-	check  [4]int32
+	fast bool
+	// batch is the batch of phased evaluation that decides the strategy
+	// (see phasePlan).
+	batch uint8
+	// hasVariants is 1 when resolved is set, more is 1 when the strategy
+	// is not its flag's last; 0 otherwise (numbers that phased evaluation
+	// adds instead of branching on).
+	hasVariants, more uint8
+	invert            [4]uint8
+	check             [4]int32
 	// refs are the strategy's constraint references (its own, then the
 	// segments'), a range of Snapshot.constraintIDs set once that array is
 	// final (compileConfig.refRanges holds the range until then).
@@ -66,7 +73,10 @@ type strategy struct {
 	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
 	stickiness stickiness   // flexibleRollout
 	variants   *variantList // nil when the strategy has no variants
-	ext        *strategyOperands
+	// resolved is variants, or the flag's when the strategy has none: the
+	// variants of the flag when the strategy wins it.
+	resolved *variantList
+	ext      *strategyOperands
 }
 
 // strategyOperands are what userWithId, remoteAddress and custom

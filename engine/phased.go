@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sync"
+)
+
+// phasePlan is how EvaluateAllIDs walks a snapshot of eagerMinFlags flags
+// or more: not flag after flag, each with its own loop over strategies, but
+// in rounds, the first strategy of every flag, then the second of the flags
+// still undecided, and so on. Within a round, the strategies whose
+// constraints hold are sorted into batches of one algorithm, each decided
+// in its own loop. A flag is decided exactly as one at a time (strategies
+// in order, the first that says yes wins, the rest are not reached), but
+// the branches that depend on which flag comes next (how many strategies
+// and constraints it has, which algorithm) are gone from the inner loops,
+// and with them most of the mispredicted branches that walking every flag
+// costs.
+type phasePlan struct {
+	// rounds are the enabled flags decided in rounds: those with
+	// strategies, no dependencies and no custom strategy.
+	rounds []int32
+	// bare are the enabled flags without strategies: on for everyone.
+	bare []int32
+	// oneByOne are the enabled flags with dependencies or a custom
+	// strategy, evaluated one at a time after the others, in order.
+	oneByOne []int32
+}
+
+// Batches of strategies decided together (strategy.batch).
+const (
+	batchAlways       uint8 = iota // always yes
+	batchRollout                   // flexibleRollout with default stickiness
+	batchFieldRollout              // flexibleRollout sticky to a field
+	batchOther                     // any other algorithm, through decide
+	batchCount
+)
+
+// newPhasePlan sorts the flags of s for phased evaluation and marks the
+// strategies' batches.
+func newPhasePlan(s *Snapshot) phasePlan {
+	var p phasePlan
+	for i := range s.flags {
+		f := &s.flags[i]
+		if !f.enabled {
+			continue
+		}
+		custom := false
+		for j := f.s0; j < f.s1; j++ {
+			cs := &s.strategies[j]
+			custom = custom || cs.algo == algoCustom
+			cs.more = uint8(b2i(j < f.s1-1))
+			cs.resolved = cs.variants
+			if cs.resolved == nil {
+				cs.resolved = f.variants
+			}
+			cs.hasVariants = uint8(b2i(cs.resolved != nil))
+			switch {
+			case cs.algo == algoAlways:
+				cs.batch = batchAlways
+			case cs.algo == algoFlexibleRollout && cs.stickiness.kind == stickDefault:
+				cs.batch = batchRollout
+			case cs.algo == algoFlexibleRollout && cs.stickiness.kind == stickField:
+				cs.batch = batchFieldRollout
+			default:
+				cs.batch = batchOther
+			}
+		}
+		switch {
+		case f.d1 > f.d0 || custom:
+			f.oneByOne = true
+			p.oneByOne = append(p.oneByOne, int32(i))
+		case !f.hasStrategies:
+			p.bare = append(p.bare, int32(i))
+		case f.s1 > f.s0:
+			p.rounds = append(p.rounds, int32(i))
+		}
+		// Otherwise every strategy was dropped as never matching: off.
+	}
+	return p
+}
+
+// decision is a strategy to decide for a flag.
+type decision struct {
+	flag, strategy int32
+}
+
+// phaseScratch is the per-evaluation space of phased evaluation.
+type phaseScratch struct {
+	active, next []int32
+	batches      [batchCount][]decision
+	choose       []decision
+}
+
+var phasePool = sync.Pool{New: func() any { return new(phaseScratch) }}
+
+// getPhaseScratch returns scratch space for n flags decided in rounds.
+func getPhaseScratch(n int) *phaseScratch {
+	ps := phasePool.Get().(*phaseScratch)
+	if cap(ps.active) < n {
+		ps.active, ps.next, ps.choose = make([]int32, n), make([]int32, n), make([]decision, n)
+		for b := range ps.batches {
+			ps.batches[b] = make([]decision, n)
+		}
+	}
+	return ps
+}
+
+// b2i is 1 for true and 0 for false, without a branch (the compiler
+// turns it into a flag-setting instruction).
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
+}
+
+// evaluatePhased fills out (flag i's outcome at out[i]) following the
+// plan; st's memo has been settled by the eager plan.
+func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
+	clear(out) // OffVariantID
+	p := &s.phases
+	ps := getPhaseScratch(len(p.rounds))
+	nChoose := 0
+	choose := ps.choose
+	active := ps.active[:copy(ps.active, p.rounds)]
+	// The id a default-stickiness rollout hashes, the same for every one.
+	stickyID, hasStickyID := st.ctx.UserID, true
+	if stickyID == "" {
+		stickyID = st.ctx.SessionID
+		hasStickyID = stickyID != ""
+	}
+	for round := int32(0); len(active) > 0; round++ {
+		var n [batchCount]int
+		next, nNext := ps.next, 0
+		for _, fi := range active {
+			j := s.flags[fi].s0 + round
+			cs := &s.strategies[j]
+			var ok int
+			if cs.fast {
+				ok = cs.holdsBit(st.memo)
+			} else {
+				ok = b2i(st.allHold(cs.refs))
+			}
+			b := cs.batch
+			ps.batches[b][n[b]] = decision{fi, j}
+			n[b] += ok
+			next[nNext] = fi
+			nNext += (ok ^ 1) & int(cs.more)
+		}
+		// decided records the outcome of strategy j for flag fi.
+		// An outcome is OffVariantID (0) or NoVariantID (1) until a
+		// variant is chosen.
+		decided := func(d decision, on bool) {
+			cs := &s.strategies[d.strategy]
+			yes := b2i(on)
+			out[d.flag] = VariantID(yes)
+			choose[nChoose] = d
+			nChoose += yes & int(cs.hasVariants)
+			next[nNext] = d.flag
+			nNext += (yes ^ 1) & int(cs.more)
+		}
+		for _, d := range ps.batches[batchAlways][:n[batchAlways]] {
+			decided(d, true)
+		}
+		for _, d := range ps.batches[batchRollout][:n[batchRollout]] {
+			cs := &s.strategies[d.strategy]
+			var on bool
+			if hasStickyID {
+				on = float64(cs.prefix.normalized(stickyID, 100)) <= cs.percentage
+			} else {
+				on = float64(rand.IntN(100)+1) <= cs.percentage
+			}
+			decided(d, on)
+		}
+		for _, d := range ps.batches[batchFieldRollout][:n[batchFieldRollout]] {
+			cs := &s.strategies[d.strategy]
+			v, _ := st.stickyValue(cs.stickiness.field)
+			decided(d, cs.rolloutOn(v))
+		}
+		for _, d := range ps.batches[batchOther][:n[batchOther]] {
+			decided(d, s.strategies[d.strategy].decide(st))
+		}
+		active = next[:nNext]
+		ps.active, ps.next = ps.next, ps.active
+	}
+	for _, d := range choose[:nChoose] {
+		out[d.flag] = s.strategies[d.strategy].resolved.choose(st)
+	}
+	phasePool.Put(ps)
+	for _, fi := range p.bare {
+		out[fi] = variantFor(&s.flags[fi], nil, st)
+	}
+	st.phased = true
+	for _, fi := range p.oneByOne {
+		st.evaluated = int(fi)
+		out[fi] = s.evaluateID(int(fi), st)
+	}
+}
