@@ -16,7 +16,7 @@ type eagerPlan struct {
 	// base is the memo every evaluation starts from: the outcome of the
 	// IN and NOT_IN tests for a value no test lists, of broken and
 	// unknown tests, and memoUnknown for the lazy ones. Its last entry,
-	// past the tests, is a test that always holds (see strategy.check).
+	// past the tests, is a test that always holds (see strategyCheck).
 	base []uint8
 	// sets index the IN and NOT_IN tests by field.
 	sets []valueIndex
@@ -37,12 +37,13 @@ type valueIndex struct {
 // the branches it saves.
 const eagerMinFlags = 64
 
-// newEagerPlan plans the eager tests of a compiled snapshot, and gives
-// the strategies whose tests it settles, with at most four of them, their
-// fixed-width check. Below eagerMinFlags it settles nothing.
+// newEagerPlan plans the eager tests of a compiled snapshot, and makes the
+// checks of the strategies whose tests it settles, with at most four of
+// them, fast. Below eagerMinFlags it settles nothing.
 func newEagerPlan(s *Snapshot) eagerPlan {
 	sentinel := len(s.constraints)
 	if len(s.flags) < eagerMinFlags {
+		s.checks = make([]strategyCheck, len(s.strategies))
 		return eagerPlan{base: make([]uint8, sentinel+1)}
 	}
 	live := make([]bool, len(s.constraints))
@@ -96,39 +97,40 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 	slices.SortStableFunc(p.tests, func(a, b int32) int {
 		return int(s.constraints[a].op) - int(s.constraints[b].op)
 	})
+	s.checks = make([]strategyCheck, len(s.strategies))
 	for j := range s.strategies {
-		cs := &s.strategies[j]
-		cs.fast = len(cs.refs) <= len(cs.check)
-		for _, ref := range cs.refs {
-			cs.fast = cs.fast && settled[ref>>1]
+		refs, c := s.strategies[j].refs, &s.checks[j]
+		c.fast = len(refs) <= len(c.check)
+		for _, ref := range refs {
+			c.fast = c.fast && settled[ref>>1]
 		}
-		if !cs.fast {
+		if !c.fast {
 			continue
 		}
-		for k := range cs.check {
-			cs.check[k], cs.invert[k] = int32(sentinel), 0
-			if k < len(cs.refs) {
-				cs.check[k] = cs.refs[k] >> 1
-				cs.invert[k] = uint8(cs.refs[k]&1) * (memoFalse ^ memoTrue)
+		for k := range c.check {
+			c.check[k], c.invert[k] = int32(sentinel), 0
+			if k < len(refs) {
+				c.check[k] = refs[k] >> 1
+				c.invert[k] = uint8(refs[k]&1) * (memoFalse ^ memoTrue)
 			}
 		}
 	}
 	return p
 }
 
-// holds reports whether the constraints of cs hold, for a strategy with a
-// fixed-width check in an evaluation whose memo the plan has settled:
+// holds reports whether the constraints of a strategy hold, for one with a
+// fast check in an evaluation whose memo the plan has settled:
 // without a branch per constraint.
-func (cs *strategy) holds(memo []uint8) bool {
+func (c *strategyCheck) holds(memo []uint8) bool {
 	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
 	// so each term is memoTrue exactly when its constraint holds, and
 	// their AND is memoTrue only when all are.
-	return cs.holdsBit(memo) == 1
+	return c.holdsBit(memo) == 1
 }
 
 // holdsBit is holds as 1 or 0.
-func (cs *strategy) holdsBit(memo []uint8) int {
-	r, k := &cs.check, &cs.invert
+func (c *strategyCheck) holdsBit(memo []uint8) int {
+	r, k := &c.check, &c.invert
 	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
 	return int(all>>1) & 1
 }

@@ -653,6 +653,16 @@ func TestSnapshotAccessors(t *testing.T) {
 	if snap.Variant(-1) != nil || snap.Variant(snap.VariantCount()) != nil {
 		t.Error("out-of-range Variant not nil")
 	}
+	// Each variant belongs to the flag it was declared on (strategy
+	// variants too); the shared ones and IDs out of range to none.
+	for id, want := range []int{-1, -1, 0, 0, 1} {
+		if got := snap.VariantFlag(id); got != want {
+			t.Errorf("VariantFlag(%d) = %d, want %d", id, got, want)
+		}
+	}
+	if snap.VariantFlag(-1) != -1 || snap.VariantFlag(snap.VariantCount()) != -1 {
+		t.Error("out-of-range VariantFlag not -1")
+	}
 	all := snap.EvaluateAll(&engine.Context{}, nil)
 	if len(all) != 3 || !all[0].Enabled || all[0].Variant.FeatureEnabled != true || all[2].Enabled {
 		t.Errorf("EvaluateAll: %+v", all)

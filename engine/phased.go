@@ -17,9 +17,10 @@ import (
 // and with them most of the mispredicted branches that walking every flag
 // costs.
 type phasePlan struct {
-	// rounds are the enabled flags decided in rounds: those with
-	// strategies, no dependencies and no custom strategy.
-	rounds []int32
+	// rounds are the enabled flags decided in rounds, with their first
+	// strategies: those with strategies, no dependencies and no custom
+	// strategy.
+	rounds []decision
 	// bare are the enabled flags without strategies: on for everyone.
 	bare []int32
 	// oneByOne are the enabled flags with dependencies or a custom
@@ -47,23 +48,23 @@ func newPhasePlan(s *Snapshot) phasePlan {
 		}
 		custom := false
 		for j := f.s0; j < f.s1; j++ {
-			cs := &s.strategies[j]
+			cs, c := &s.strategies[j], &s.checks[j]
 			custom = custom || cs.algo == algoCustom
-			cs.more = uint8(b2i(j < f.s1-1))
+			c.more = uint8(b2i(j < f.s1-1))
 			cs.resolved = cs.variants
 			if cs.resolved == nil {
 				cs.resolved = f.variants
 			}
-			cs.hasVariants = uint8(b2i(cs.resolved != nil))
+			c.hasVariants = uint8(b2i(cs.resolved != nil))
 			switch {
 			case cs.algo == algoAlways:
-				cs.batch = batchAlways
+				c.batch = batchAlways
 			case cs.algo == algoFlexibleRollout && cs.stickiness.kind == stickDefault:
-				cs.batch = batchRollout
+				c.batch = batchRollout
 			case cs.algo == algoFlexibleRollout && cs.stickiness.kind == stickField:
-				cs.batch = batchFieldRollout
+				c.batch = batchFieldRollout
 			default:
-				cs.batch = batchOther
+				c.batch = batchOther
 			}
 		}
 		switch {
@@ -73,21 +74,22 @@ func newPhasePlan(s *Snapshot) phasePlan {
 		case !f.hasStrategies:
 			p.bare = append(p.bare, int32(i))
 		case f.s1 > f.s0:
-			p.rounds = append(p.rounds, int32(i))
+			p.rounds = append(p.rounds, decision{int32(i), f.s0})
 		}
 		// Otherwise every strategy was dropped as never matching: off.
 	}
 	return p
 }
 
-// decision is a strategy to decide for a flag.
+// decision is a strategy to decide for a flag (indexes of Snapshot.flags
+// and Snapshot.strategies).
 type decision struct {
 	flag, strategy int32
 }
 
 // phaseScratch is the per-evaluation space of phased evaluation.
 type phaseScratch struct {
-	active, next []int32
+	active, next []decision
 	batches      [batchCount][]decision
 	choose       []decision
 }
@@ -98,7 +100,7 @@ var phasePool = sync.Pool{New: func() any { return new(phaseScratch) }}
 func getPhaseScratch(n int) *phaseScratch {
 	ps := phasePool.Get().(*phaseScratch)
 	if cap(ps.active) < n {
-		ps.active, ps.next, ps.choose = make([]int32, n), make([]int32, n), make([]decision, n)
+		ps.active, ps.next, ps.choose = make([]decision, n), make([]decision, n), make([]decision, n)
 		for b := range ps.batches {
 			ps.batches[b] = make([]decision, n)
 		}
@@ -131,35 +133,34 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 		stickyID = st.ctx.SessionID
 		hasStickyID = stickyID != ""
 	}
-	for round := int32(0); len(active) > 0; round++ {
+	for len(active) > 0 {
 		var n [batchCount]int
 		next, nNext := ps.next, 0
-		for _, fi := range active {
-			j := s.flags[fi].s0 + round
-			cs := &s.strategies[j]
+		for _, d := range active {
+			c := &s.checks[d.strategy]
 			var ok int
-			if cs.fast {
-				ok = cs.holdsBit(st.memo)
+			if c.fast {
+				ok = c.holdsBit(st.memo)
 			} else {
-				ok = b2i(st.allHold(cs.refs))
+				ok = b2i(st.allHold(s.strategies[d.strategy].refs))
 			}
-			b := cs.batch
-			ps.batches[b][n[b]] = decision{fi, j}
+			b := c.batch
+			ps.batches[b][n[b]] = d
 			n[b] += ok
-			next[nNext] = fi
-			nNext += (ok ^ 1) & int(cs.more)
+			next[nNext] = decision{d.flag, d.strategy + 1}
+			nNext += (ok ^ 1) & int(c.more)
 		}
-		// decided records the outcome of strategy j for flag fi.
-		// An outcome is OffVariantID (0) or NoVariantID (1) until a
-		// variant is chosen.
+		// decided records the outcome of a strategy for its flag. An
+		// outcome is OffVariantID (0) or NoVariantID (1) until a variant
+		// is chosen.
 		decided := func(d decision, on bool) {
-			cs := &s.strategies[d.strategy]
+			c := &s.checks[d.strategy]
 			yes := b2i(on)
 			out[d.flag] = VariantID(yes)
 			choose[nChoose] = d
-			nChoose += yes & int(cs.hasVariants)
-			next[nNext] = d.flag
-			nNext += (yes ^ 1) & int(cs.more)
+			nChoose += yes & int(c.hasVariants)
+			next[nNext] = decision{d.flag, d.strategy + 1}
+			nNext += (yes ^ 1) & int(c.more)
 		}
 		for _, d := range ps.batches[batchAlways][:n[batchAlways]] {
 			decided(d, true)

@@ -20,10 +20,16 @@ type Snapshot struct {
 	dependencies []dependency
 	index        map[string]int
 	variants     []*ResultVariant
+	// variantFlags is the flag index of each variant, -1 for the shared
+	// disabled ones.
+	variantFlags []int32
 	now          func() time.Time
 	// strategies holds the strategies of every flag side by side, in flag
 	// order; a flag refers to its own by index range.
 	strategies []strategy
+	// checks holds what phased evaluation reads of each strategy (see
+	// strategyCheck), indexed like strategies.
+	checks []strategyCheck
 	// constraintIDs holds the constraint references (see
 	// constraintTable.compile) of every strategy side by side; a strategy
 	// refers to its own by index range.
@@ -81,6 +87,10 @@ type compileConfig struct {
 	fields      *fieldTable
 	constraints *constraintTable
 	variants    []*ResultVariant
+	// variantFlags collects Snapshot.variantFlags; flag is the index of
+	// the flag being compiled.
+	variantFlags []int32
+	flag         int32
 	// strategies and constraintIDs collect what becomes
 	// Snapshot.strategies and Snapshot.constraintIDs.
 	strategies    []strategy
@@ -136,6 +146,7 @@ func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
 		rv.Payload = &p
 	}
 	cfg.variants = append(cfg.variants, rv)
+	cfg.variantFlags = append(cfg.variantFlags, cfg.flag)
 	return rv
 }
 
@@ -162,6 +173,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		disabledOffID: {ID: disabledOffID, Name: "disabled"},
 		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
 	}
+	cfg.variantFlags = []int32{disabledOffID: -1, disabledOnID: -1}
 	segments := make(map[int][]int32, len(cf.Segments))
 	for _, seg := range cf.Segments {
 		cs := make([]int32, len(seg.Constraints))
@@ -180,6 +192,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	for i, f := range cf.Features {
 		s.index[f.Name] = i
 		s.names[i] = f.Name
+		cfg.flag = int32(i)
 		s.flags[i] = compileFlag(f, segments, cfg)
 	}
 	for i, f := range cf.Features {
@@ -188,6 +201,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		s.flags[i].d1 = int32(len(s.dependencies))
 	}
 	s.variants = cfg.variants
+	s.variantFlags = cfg.variantFlags
 	s.strategies = slices.Clip(cfg.strategies)
 	s.constraintIDs = slices.Clip(cfg.constraintIDs)
 	for j, r := range cfg.refRanges {
@@ -275,6 +289,17 @@ func (s *Snapshot) Index(name string) (int, bool) {
 
 // VariantCount bounds ResultVariant.ID for this snapshot.
 func (s *Snapshot) VariantCount() int { return len(s.variants) }
+
+// VariantFlag returns the index of the flag whose variant has the given
+// ID, or -1 for the shared "disabled" variants and IDs out of range. An
+// outcome of EvaluateAllIDs for flag i is always one of flag i's variants
+// or a shared one.
+func (s *Snapshot) VariantFlag(id int) int {
+	if id < 0 || id >= len(s.variants) {
+		return -1
+	}
+	return int(s.variantFlags[id])
+}
 
 // Variant returns the variant with the given ID, or nil when the ID is out
 // of range.
@@ -423,8 +448,8 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	// Compile dropped the strategies that can never match.
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if cs.fast && st.memo != nil {
-			if !cs.holds(st.memo) {
+		if c := &s.checks[j]; c.fast && st.memo != nil {
+			if !c.holds(st.memo) {
 				continue
 			}
 		} else if len(cs.refs) > 0 && !st.allHold(cs.refs) {

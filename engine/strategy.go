@@ -51,20 +51,6 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 // allocated next to the other strategies of its snapshot.
 type strategy struct {
 	algo algorithm
-	// fast says that check holds the test ids of the strategy's
-	// constraints, padded with a test that always holds, invert what turns
-	// each outcome around (see holds), and that EvaluateAllIDs settles
-	// those tests before it walks the flags (see eagerPlan).
-	fast bool
-	// batch is the batch of phased evaluation that decides the strategy
-	// (see phasePlan).
-	batch uint8
-	// hasVariants is 1 when resolved is set, more is 1 when the strategy
-	// is not its flag's last; 0 otherwise (numbers that phased evaluation
-	// adds instead of branching on).
-	hasVariants, more uint8
-	invert            [4]uint8
-	check             [4]int32
 	// refs are the strategy's constraint references (its own, then the
 	// segments'), a range of Snapshot.constraintIDs set once that array is
 	// final (compileConfig.refRanges holds the range until then).
@@ -77,6 +63,25 @@ type strategy struct {
 	// variants of the flag when the strategy wins it.
 	resolved *variantList
 	ext      *strategyOperands
+}
+
+// strategyCheck is what a round of phased evaluation reads of a
+// strategy (see phasePlan), 24 bytes kept apart from the rest so that a
+// round walks them densely; Snapshot.checks[j] is strategy j's.
+type strategyCheck struct {
+	// check holds the test ids of the strategy's constraints, padded with
+	// a test that always holds, and invert what turns each outcome around
+	// (see holds), when fast says that EvaluateAllIDs settles those tests
+	// before it walks the flags (see eagerPlan).
+	check  [4]int32
+	invert [4]uint8
+	fast   bool
+	// batch is the batch that decides the strategy.
+	batch uint8
+	// more is 1 when the strategy is not its flag's last, hasVariants is 1
+	// when it resolves variants (strategy.resolved is set); 0 otherwise:
+	// numbers that phased evaluation adds instead of branching on.
+	more, hasVariants uint8
 }
 
 // strategyOperands are what userWithId, remoteAddress and custom

@@ -93,6 +93,10 @@ type usageShard struct {
 	// Counting so touches only the flags that are on.
 	wholes   uint32
 	wholeYes []uint32
+	// wholeVariants[id] counts how often recordIDs saw variant id, which
+	// belongs to flag Snapshot.VariantFlag(id) (the shared disabled
+	// variants' counts, at 0 and 1, are not used).
+	wholeVariants []uint32
 	// variants[id] counts enabled variant id for the flag variantFlag[id]-1
 	// (0: not seen yet). A variant ID seen with a second flag is counted in
 	// shared instead, keyed by flag index << 32 | variant ID.
@@ -110,6 +114,7 @@ func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
 		sh.yes = make([]uint32, s.Len())
 		sh.no = make([]uint32, s.Len())
 		sh.wholeYes = make([]uint32, s.Len())
+		sh.wholeVariants = make([]uint32, s.VariantCount())
 		sh.variants = make([]uint32, s.VariantCount())
 		sh.variantFlag = make([]int32, s.VariantCount())
 	}
@@ -161,14 +166,16 @@ func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
 	sh := su.lock()
 	sh.dirty = true
 	sh.wholes++
-	yes := sh.wholeYes[:len(ids)]
+	yes, variants := sh.wholeYes[:len(ids)], sh.wholeVariants
+	// Counting every outcome without a branch on it: which flags are on
+	// changes from flag to flag, a branch would mostly be mispredicted.
 	for i, id := range ids {
+		var on uint32
 		if id != engine.OffVariantID {
-			yes[i]++
-			if id != engine.NoVariantID {
-				sh.countVariant(i, int(id))
-			}
+			on = 1
 		}
+		yes[i] += on
+		variants[id]++
 	}
 	sh.mu.Unlock()
 }
@@ -209,6 +216,12 @@ func (su *snapshotUsage) drain(b *Bucket) bool {
 				}
 			}
 			sh.wholes = 0
+			for id, n := range sh.wholeVariants {
+				if flag := su.snap.VariantFlag(id); n != 0 && flag >= 0 {
+					b.toggle(su.snap.Name(flag)).Variants[su.snap.Variant(id).Name] += int64(n)
+				}
+				sh.wholeVariants[id] = 0
+			}
 			for id, n := range sh.variants {
 				if n != 0 {
 					flag := int(sh.variantFlag[id]) - 1
