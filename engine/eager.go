@@ -20,6 +20,10 @@ type eagerPlan struct {
 	base []uint8
 	// sets index the IN and NOT_IN tests by field.
 	sets []valueIndex
+	// numbers and dates are the NUM_* and DATE_* tests by field: the
+	// field is read and parsed once, then each test is one comparison.
+	numbers []numberGroup
+	dates   []dateGroup
 	// tests are the ids of the other tests settled eagerly, by operator.
 	tests []int32
 }
@@ -36,6 +40,33 @@ type valueIndex struct {
 // pays: in smaller ones, what an evaluation skips lazily costs less than
 // the branches it saves.
 const eagerMinFlags = 64
+
+// numberGroup is the NUM_* tests of one field, ordered by operator.
+type numberGroup struct {
+	field field
+	tests []numberTest
+}
+
+type numberTest struct {
+	id      int32
+	op      operator
+	operand float64
+}
+
+// dateGroup is the DATE_* tests of one field, DATE_AFTER first.
+type dateGroup struct {
+	field field
+	tests []dateTest
+}
+
+// dateTest compares with an instant as Unix seconds and nanoseconds, which
+// compare like time.Time.After and Before for any year.
+type dateTest struct {
+	id    int32
+	after bool
+	sec   int64
+	nsec  int64
+}
 
 // newEagerPlan plans the eager tests of a compiled snapshot, and makes the
 // checks of the strategies whose tests it settles, with at most four of
@@ -61,6 +92,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 	p.base[sentinel] = memoTrue
 	settled := make([]bool, sentinel)
 	sets := map[int32]*valueIndex{}
+	numbers, dates := map[int32]*numberGroup{}, map[int32]*dateGroup{}
 	for id := range s.constraints {
 		c := &s.constraints[id]
 		if !live[id] {
@@ -86,6 +118,23 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 					idx.listed[v] = append(l, int32(id))
 				}
 			}
+		case c.op >= opNumEq && c.op <= opNumLte:
+			p.base[id] = memoFalse // absent or not a number
+			g := numbers[c.field.slot]
+			if g == nil {
+				g = &numberGroup{field: c.field}
+				numbers[c.field.slot] = g
+			}
+			g.tests = append(g.tests, numberTest{id: int32(id), op: c.op, operand: c.number})
+		case c.op == opDateAfter || c.op == opDateBefore:
+			p.base[id] = memoFalse // absent or not a date
+			g := dates[c.field.slot]
+			if g == nil {
+				g = &dateGroup{field: c.field}
+				dates[c.field.slot] = g
+			}
+			at := c.ext.date
+			g.tests = append(g.tests, dateTest{id: int32(id), after: c.op == opDateAfter, sec: at.Unix(), nsec: int64(at.Nanosecond())})
 		default:
 			p.tests = append(p.tests, int32(id))
 		}
@@ -94,6 +143,16 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 		p.sets = append(p.sets, *idx)
 	}
 	slices.SortFunc(p.sets, func(a, b valueIndex) int { return int(a.field.slot - b.field.slot) })
+	for _, g := range numbers {
+		slices.SortStableFunc(g.tests, func(a, b numberTest) int { return int(a.op) - int(b.op) })
+		p.numbers = append(p.numbers, *g)
+	}
+	slices.SortFunc(p.numbers, func(a, b numberGroup) int { return int(a.field.slot - b.field.slot) })
+	for _, g := range dates {
+		slices.SortStableFunc(g.tests, func(a, b dateTest) int { return b2i(b.after) - b2i(a.after) })
+		p.dates = append(p.dates, *g)
+	}
+	slices.SortFunc(p.dates, func(a, b dateGroup) int { return int(a.field.slot - b.field.slot) })
 	slices.SortStableFunc(p.tests, func(a, b int32) int {
 		return int(s.constraints[a].op) - int(s.constraints[b].op)
 	})
@@ -149,11 +208,57 @@ func (p *eagerPlan) settle(st *evalState) {
 			memo[id] ^= memoFalse ^ memoTrue
 		}
 	}
+	for i := range p.numbers {
+		g := &p.numbers[i]
+		if n, ok := st.number(g.field); ok {
+			settleNumbers(memo, g.tests, n)
+		}
+	}
+	for i := range p.dates {
+		g := &p.dates[i]
+		if t, ok := st.dateOrNow(g.field); ok {
+			settleDates(memo, g.tests, t.Unix(), int64(t.Nanosecond()))
+		}
+	}
 	for _, id := range p.tests {
 		outcome := memoFalse
 		if st.constraints[id].test(st) {
 			outcome = memoTrue
 		}
 		memo[id] = outcome
+	}
+}
+
+// settleNumbers records the NUM_* tests of a field whose value is n.
+func settleNumbers(memo []uint8, tests []numberTest, n float64) {
+	for _, t := range tests {
+		var yes bool
+		switch t.op {
+		case opNumEq:
+			yes = n == t.operand
+		case opNumGt:
+			yes = n > t.operand
+		case opNumGte:
+			yes = n >= t.operand
+		case opNumLt:
+			yes = n < t.operand
+		default:
+			yes = n <= t.operand
+		}
+		memo[t.id] = memoFalse + uint8(b2i(yes))
+	}
+}
+
+// settleDates records the DATE_* tests of a field whose instant is sec
+// and nsec (Unix).
+func settleDates(memo []uint8, tests []dateTest, sec, nsec int64) {
+	for _, t := range tests {
+		later := b2i(sec > t.sec) | b2i(sec == t.sec)&b2i(nsec > t.nsec)
+		earlier := b2i(sec < t.sec) | b2i(sec == t.sec)&b2i(nsec < t.nsec)
+		yes := earlier
+		if t.after {
+			yes = later
+		}
+		memo[t.id] = memoFalse + uint8(yes)
 	}
 }

@@ -336,6 +336,20 @@ func (st *evalState) date(f field) (time.Time, bool) {
 	return c.date, c.dateOK
 }
 
+// dateOrNow is the instant DATE_* operators compare for field f, as
+// constraint.testDate reads it: the field parsed as a date when present
+// and not empty, the evaluation's current time for an absent or empty
+// currentTime; false otherwise.
+func (st *evalState) dateOrNow(f field) (time.Time, bool) {
+	if v, ok := st.value(f); ok && v != "" {
+		return st.date(f)
+	}
+	if f.kind == fieldCurrentTime {
+		return st.currentTime(), true
+	}
+	return time.Time{}, false
+}
+
 // stickyValue is value for hashing: the empty string counts as missing.
 func (st *evalState) stickyValue(f field) (string, bool) {
 	v, ok := st.value(f)
