@@ -13,6 +13,9 @@ import "slices"
 // (mispredicted branches). The tests only disabled flags use stay lazy:
 // evaluated if ever reached.
 type eagerPlan struct {
+	// on says that the snapshot has a plan: EvaluateAllIDs then settles
+	// tests eagerly and decides flags in rounds (see phasePlan).
+	on bool
 	// base is the memo every evaluation starts from: the outcome of the
 	// IN and NOT_IN tests for a value no test lists, of broken and
 	// unknown tests, and memoUnknown for the lazy ones. Its last entry,
@@ -35,6 +38,14 @@ type valueIndex struct {
 	field  field
 	listed map[string][]int32
 }
+
+// fastMemoSize bounds the number of tests of a snapshot with an eager
+// plan: a fast check reads the memo as a fixed-size array with 16-bit
+// test ids, which needs no bounds checks.
+const fastMemoSize = 1 << 16
+
+// fastMemo is an evaluation's memo seen as such an array.
+type fastMemo = [fastMemoSize]uint8
 
 // eagerMinFlags is the snapshot size from which settling tests eagerly
 // pays: in smaller ones, what an evaluation skips lazily costs less than
@@ -70,10 +81,11 @@ type dateTest struct {
 
 // newEagerPlan plans the eager tests of a compiled snapshot, and makes the
 // checks of the strategies whose tests it settles, with at most four of
-// them, fast. Below eagerMinFlags it settles nothing.
+// them, fast. Below eagerMinFlags flags, or from fastMemoSize tests, it
+// settles nothing.
 func newEagerPlan(s *Snapshot) eagerPlan {
 	sentinel := len(s.constraints)
-	if len(s.flags) < eagerMinFlags {
+	if len(s.flags) < eagerMinFlags || sentinel >= fastMemoSize {
 		s.checks = make([]strategyCheck, len(s.strategies))
 		return eagerPlan{base: make([]uint8, sentinel+1)}
 	}
@@ -88,7 +100,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 			}
 		}
 	}
-	p := eagerPlan{base: make([]uint8, sentinel+1)}
+	p := eagerPlan{on: true, base: make([]uint8, sentinel+1)}
 	p.base[sentinel] = memoTrue
 	settled := make([]bool, sentinel)
 	sets := map[int32]*valueIndex{}
@@ -167,9 +179,9 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 			continue
 		}
 		for k := range c.check {
-			c.check[k], c.invert[k] = int32(sentinel), 0
+			c.check[k], c.invert[k] = uint16(sentinel), 0
 			if k < len(refs) {
-				c.check[k] = refs[k] >> 1
+				c.check[k] = uint16(refs[k] >> 1)
 				c.invert[k] = uint8(refs[k]&1) * (memoFalse ^ memoTrue)
 			}
 		}
@@ -180,7 +192,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 // holds reports whether the constraints of a strategy hold, for one with a
 // fast check in an evaluation whose memo the plan has settled:
 // without a branch per constraint.
-func (c *strategyCheck) holds(memo []uint8) bool {
+func (c *strategyCheck) holds(memo *fastMemo) bool {
 	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
 	// so each term is memoTrue exactly when its constraint holds, and
 	// their AND is memoTrue only when all are.
@@ -188,7 +200,7 @@ func (c *strategyCheck) holds(memo []uint8) bool {
 }
 
 // holdsBit is holds as 1 or 0.
-func (c *strategyCheck) holdsBit(memo []uint8) int {
+func (c *strategyCheck) holdsBit(memo *fastMemo) int {
 	r, k := &c.check, &c.invert
 	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
 	return int(all>>1) & 1

@@ -374,16 +374,20 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	if ctx == nil {
 		ctx = &Context{}
 	}
-	sc := getScratch(len(s.eager.base), s.fieldCount)
+	eager := s.eager.on
+	sc := getScratch(len(s.eager.base), s.fieldCount, eager)
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
+	if eager {
+		st.fastMemo = (*fastMemo)(sc.memo[:fastMemoSize:fastMemoSize])
+	}
 	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
 	s.eager.settle(&st)
 	base := len(dst)
 	dst = slices.Grow(dst, len(s.flags))[:base+len(s.flags)]
 	out := dst[base:]
 	st.outcomes = out
-	if len(s.flags) >= eagerMinFlags {
+	if eager {
 		s.evaluatePhased(&st, out)
 		putScratch(sc)
 		return dst
@@ -448,8 +452,8 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	// Compile dropped the strategies that can never match.
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if c := &s.checks[j]; c.fast && st.memo != nil {
-			if !c.holds(st.memo) {
+		if c := &s.checks[j]; c.fast && st.fastMemo != nil {
+			if !c.holds(st.fastMemo) {
 				continue
 			}
 		} else if len(cs.refs) > 0 && !st.allHold(cs.refs) {

@@ -66,14 +66,14 @@ type strategy struct {
 }
 
 // strategyCheck is what a round of phased evaluation reads of a
-// strategy (see phasePlan), 24 bytes kept apart from the rest so that a
+// strategy (see phasePlan), 16 bytes kept apart from the rest so that a
 // round walks them densely; Snapshot.checks[j] is strategy j's.
 type strategyCheck struct {
 	// check holds the test ids of the strategy's constraints, padded with
 	// a test that always holds, and invert what turns each outcome around
 	// (see holds), when fast says that EvaluateAllIDs settles those tests
 	// before it walks the flags (see eagerPlan).
-	check  [4]int32
+	check  [4]uint16
 	invert [4]uint8
 	fast   bool
 	// batch is the batch that decides the strategy.
