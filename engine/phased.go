@@ -26,6 +26,23 @@ type phasePlan struct {
 	// oneByOne are the enabled flags with dependencies or a custom
 	// strategy, evaluated one at a time after the others, in order.
 	oneByOne []int32
+	// rollouts holds, by strategy index, what deciding a rollout in
+	// batchRollout or batchFieldRollout reads (24 bytes, not the whole
+	// strategy).
+	rollouts []rolloutCheck
+	// stickyFields are the fields field rollouts hash, looked up before
+	// the rounds so that a rollout reads the field cache directly.
+	stickyFields []field
+}
+
+// rolloutCheck is a rollout strategy as phased evaluation decides it.
+type rolloutCheck struct {
+	prefix hashPrefix
+	// limit is the largest normalized hash (1 to 100) that is on: the
+	// percentage rounded down.
+	limit uint32
+	// slot is the stickiness field's slot, for field rollouts.
+	slot int32
 }
 
 // Batches of strategies decided together (strategy.batch).
@@ -40,7 +57,8 @@ const (
 // newPhasePlan sorts the flags of s for phased evaluation and marks the
 // strategies' batches.
 func newPhasePlan(s *Snapshot) phasePlan {
-	var p phasePlan
+	p := phasePlan{rollouts: make([]rolloutCheck, len(s.strategies))}
+	sticky := map[int32]bool{}
 	for i := range s.flags {
 		f := &s.flags[i]
 		if !f.enabled {
@@ -65,6 +83,13 @@ func newPhasePlan(s *Snapshot) phasePlan {
 				c.batch = batchFieldRollout
 			default:
 				c.batch = batchOther
+			}
+			if c.batch == batchRollout || c.batch == batchFieldRollout {
+				p.rollouts[j] = rolloutCheck{prefix: cs.prefix, limit: uint32(min(cs.percentage, 100)), slot: cs.stickiness.field.slot}
+			}
+			if c.batch == batchFieldRollout && !sticky[cs.stickiness.field.slot] {
+				sticky[cs.stickiness.field.slot] = true
+				p.stickyFields = append(p.stickyFields, cs.stickiness.field)
 			}
 		}
 		switch {
@@ -133,6 +158,9 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 		stickyID = st.ctx.SessionID
 		hasStickyID = stickyID != ""
 	}
+	for _, f := range p.stickyFields {
+		st.value(f)
+	}
 	for len(active) > 0 {
 		var n [batchCount]int
 		next, nNext := ps.next, 0
@@ -166,19 +194,20 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 			decided(d, true)
 		}
 		for _, d := range ps.batches[batchRollout][:n[batchRollout]] {
-			cs := &s.strategies[d.strategy]
-			var on bool
+			r := &p.rollouts[d.strategy]
+			var draw uint32
 			if hasStickyID {
-				on = float64(cs.prefix.normalized(stickyID, 100)) <= cs.percentage
+				draw = r.prefix.normalized(stickyID, 100)
 			} else {
-				on = float64(rand.IntN(100)+1) <= cs.percentage
+				draw = uint32(rand.IntN(100) + 1)
 			}
-			decided(d, on)
+			decided(d, draw <= r.limit)
 		}
 		for _, d := range ps.batches[batchFieldRollout][:n[batchFieldRollout]] {
-			cs := &s.strategies[d.strategy]
-			v, _ := st.stickyValue(cs.stickiness.field)
-			decided(d, cs.rolloutOn(v))
+			r := &p.rollouts[d.strategy]
+			f := &st.fields[r.slot] // looked up before the rounds
+			on := f.present && f.value != "" && r.prefix.normalized(f.value, 100) <= r.limit
+			decided(d, on)
 		}
 		for _, d := range ps.batches[batchOther][:n[batchOther]] {
 			decided(d, s.strategies[d.strategy].decide(st))
