@@ -39,13 +39,10 @@ type valueIndex struct {
 	listed map[string][]int32
 }
 
-// fastMemoSize bounds the number of tests of a snapshot with an eager
-// plan: a fast check reads the memo as a fixed-size array with 16-bit
-// test ids, which needs no bounds checks.
-const fastMemoSize = 1 << 16
-
-// fastMemo is an evaluation's memo seen as such an array.
-type fastMemo = [fastMemoSize]uint8
+// maxEagerTests bounds the number of tests of a snapshot with an eager
+// plan, so that a fast check holds their ids in 16 bits (see
+// strategyCheck).
+const maxEagerTests = 1<<16 - 1
 
 // eagerMinFlags is the snapshot size from which settling tests eagerly
 // pays: in smaller ones, what an evaluation skips lazily costs less than
@@ -81,11 +78,11 @@ type dateTest struct {
 
 // newEagerPlan plans the eager tests of a compiled snapshot, and makes the
 // checks of the strategies whose tests it settles, with at most four of
-// them, fast. Below eagerMinFlags flags, or from fastMemoSize tests, it
+// them, fast. Below eagerMinFlags flags, or from maxEagerTests tests, it
 // settles nothing.
 func newEagerPlan(s *Snapshot) eagerPlan {
 	sentinel := len(s.constraints)
-	if len(s.flags) < eagerMinFlags || sentinel >= fastMemoSize {
+	if len(s.flags) < eagerMinFlags || sentinel >= maxEagerTests {
 		s.checks = make([]strategyCheck, len(s.strategies))
 		return eagerPlan{base: make([]uint8, sentinel+1)}
 	}
@@ -192,7 +189,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 // holds reports whether the constraints of a strategy hold, for one with a
 // fast check in an evaluation whose memo the plan has settled:
 // without a branch per constraint.
-func (c *strategyCheck) holds(memo *fastMemo) bool {
+func (c *strategyCheck) holds(memo []uint8) bool {
 	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
 	// so each term is memoTrue exactly when its constraint holds, and
 	// their AND is memoTrue only when all are.
@@ -200,7 +197,7 @@ func (c *strategyCheck) holds(memo *fastMemo) bool {
 }
 
 // holdsBit is holds as 1 or 0.
-func (c *strategyCheck) holdsBit(memo *fastMemo) int {
+func (c *strategyCheck) holdsBit(memo []uint8) int {
 	r, k := &c.check, &c.invert
 	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
 	return int(all>>1) & 1

@@ -140,9 +140,6 @@ type evalState struct {
 	// by test id for this evaluation (memoUnknown, memoFalse, memoTrue);
 	// nil disables it.
 	memo []uint8
-	// fastMemo is memo as a fixed-size array when the snapshot has an
-	// eager plan (see fastMemoSize), nil otherwise.
-	fastMemo *fastMemo
 	// fields caches field values by slot for this evaluation; nil
 	// disables it.
 	fields  []cachedField
@@ -184,12 +181,11 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // getScratch returns cleared scratch space for a snapshot with the given
-// numbers of distinct constraints and fields. With fast set, the memo's
-// capacity is at least fastMemoSize.
-func getScratch(constraints, fields int, fast bool) *scratch {
+// numbers of distinct constraints and fields.
+func getScratch(constraints, fields int) *scratch {
 	s := scratchPool.Get().(*scratch)
-	if c := max(constraints, fastMemoSize*b2i(fast)); cap(s.memo) < c {
-		s.memo = make([]uint8, c)
+	if cap(s.memo) < constraints {
+		s.memo = make([]uint8, constraints)
 	}
 	if cap(s.fields) < fields {
 		s.fields = make([]cachedField, fields)

@@ -168,7 +168,7 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 			c := &s.checks[d.strategy]
 			var ok int
 			if c.fast {
-				ok = c.holdsBit(st.fastMemo)
+				ok = c.holdsBit(st.memo)
 			} else {
 				ok = b2i(st.allHold(s.strategies[d.strategy].refs))
 			}

@@ -374,20 +374,16 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	if ctx == nil {
 		ctx = &Context{}
 	}
-	eager := s.eager.on
-	sc := getScratch(len(s.eager.base), s.fieldCount, eager)
+	sc := getScratch(len(s.eager.base), s.fieldCount)
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
-	if eager {
-		st.fastMemo = (*fastMemo)(sc.memo[:fastMemoSize:fastMemoSize])
-	}
 	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
 	s.eager.settle(&st)
 	base := len(dst)
 	dst = slices.Grow(dst, len(s.flags))[:base+len(s.flags)]
 	out := dst[base:]
 	st.outcomes = out
-	if eager {
+	if s.eager.on {
 		s.evaluatePhased(&st, out)
 		putScratch(sc)
 		return dst
@@ -452,8 +448,8 @@ func (s *Snapshot) isEnabled(f *flag, st *evalState) (bool, *strategy) {
 	// Compile dropped the strategies that can never match.
 	for j := f.s0; j < f.s1; j++ {
 		cs := &s.strategies[j]
-		if c := &s.checks[j]; c.fast && st.fastMemo != nil {
-			if !c.holds(st.fastMemo) {
+		if c := &s.checks[j]; c.fast && st.memo != nil {
+			if !c.holds(st.memo) {
 				continue
 			}
 		} else if len(cs.refs) > 0 && !st.allHold(cs.refs) {
