@@ -178,40 +178,30 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 			next[nNext] = decision{d.flag, d.strategy + 1}
 			nNext += (ok ^ 1) & int(c.more)
 		}
-		// decided records the outcome of a strategy for its flag. An
-		// outcome is OffVariantID (0) or NoVariantID (1) until a variant
-		// is chosen.
-		decided := func(d decision, on bool) {
-			c := &s.checks[d.strategy]
-			yes := b2i(on)
-			out[d.flag] = VariantID(yes)
-			choose[nChoose] = d
-			nChoose += yes & int(c.hasVariants)
-			next[nNext] = decision{d.flag, d.strategy + 1}
-			nNext += (yes ^ 1) & int(c.more)
-		}
+		// Each batch records its outcomes through r (see record).
+		r := recorder{out: out, choose: choose, next: next, checks: s.checks, nChoose: nChoose, nNext: nNext}
 		for _, d := range ps.batches[batchAlways][:n[batchAlways]] {
-			decided(d, true)
+			r.record(d, true)
 		}
 		for _, d := range ps.batches[batchRollout][:n[batchRollout]] {
-			r := &p.rollouts[d.strategy]
+			ro := &p.rollouts[d.strategy]
 			var draw uint32
 			if hasStickyID {
-				draw = r.prefix.normalized(stickyID, 100)
+				draw = ro.prefix.normalized(stickyID, 100)
 			} else {
 				draw = uint32(rand.IntN(100) + 1)
 			}
-			decided(d, draw <= r.limit)
+			r.record(d, draw <= ro.limit)
 		}
 		for _, d := range ps.batches[batchFieldRollout][:n[batchFieldRollout]] {
-			r := &p.rollouts[d.strategy]
-			f := &st.fields[r.slot] // looked up before the rounds
-			on := f.present && f.value != "" && r.prefix.normalized(f.value, 100) <= r.limit
-			decided(d, on)
+			ro := &p.rollouts[d.strategy]
+			f := &st.fields[ro.slot] // looked up before the rounds
+			r.record(d, f.present && f.value != "" && ro.prefix.normalized(f.value, 100) <= ro.limit)
 		}
 		for _, d := range ps.batches[batchOther][:n[batchOther]] {
-			decided(d, s.strategies[d.strategy].decide(st))
+			r.record(d, s.strategies[d.strategy].decide(st))
 		}
+		nChoose, nNext = r.nChoose, r.nNext
 		active = next[:nNext]
 		ps.active, ps.next = ps.next, ps.active
 	}
@@ -227,4 +217,26 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 		st.evaluated = int(fi)
 		out[fi] = s.evaluateID(int(fi), st)
 	}
+}
+
+// recorder records the outcomes of a round's decisions: the flag's outcome,
+// OffVariantID (0) or NoVariantID (1) until a variant is chosen; the
+// decision among those whose variant is to be chosen when the strategy said
+// yes and resolves variants; the flag among those for the next round when
+// it said no and is not its flag's last.
+type recorder struct {
+	out            []VariantID
+	choose, next   []decision
+	checks         []strategyCheck
+	nChoose, nNext int
+}
+
+func (r *recorder) record(d decision, on bool) {
+	c := &r.checks[d.strategy]
+	yes := b2i(on)
+	r.out[d.flag] = VariantID(yes)
+	r.choose[r.nChoose] = d
+	r.nChoose += yes & int(c.hasVariants)
+	r.next[r.nNext] = decision{d.flag, d.strategy + 1}
+	r.nNext += (yes ^ 1) & int(c.more)
 }

@@ -25,8 +25,11 @@ type variantList struct {
 
 // variantEntry is one weighted variant, by its ID (see Snapshot.Variant).
 type variantEntry struct {
-	weight uint32 // clamped to [0, 2^31-1]
-	id     VariantID
+	// upTo is the sum of the weights (each clamped to [0, 2^31-1]) of
+	// this entry and those before it: a target in (previous upTo, upTo]
+	// picks it.
+	upTo uint64
+	id   VariantID
 }
 
 // override pins the variant with ID id when field has one of values.
@@ -42,11 +45,12 @@ func compileVariants(vs []Variant, group, sticky string, cfg *compileConfig) *va
 	vl := cfg.newVariantList()
 	*vl = variantList{prefix: newHashPrefix(variantSeed, groupPrefix(group)), stickiness: newStickiness(sticky, cfg.fields), entries: cfg.newEntries(len(vs))}
 	const maxTotal = 1<<31 - 1
-	total := 0
+	total, upTo := 0, uint64(0)
 	for _, v := range vs {
 		rv := cfg.newVariant(v)
 		weight := min(max(v.Weight, 0), maxTotal)
-		vl.entries = append(vl.entries, variantEntry{weight: uint32(weight), id: VariantID(rv.ID)})
+		upTo += uint64(weight)
+		vl.entries = append(vl.entries, variantEntry{upTo: upTo, id: VariantID(rv.ID)})
 		total = min(total+weight, maxTotal)
 		for _, o := range v.Overrides {
 			vl.overrides = append(vl.overrides, override{field: cfg.fields.field(o.ContextName), values: slices.Clone(o.Values), id: VariantID(rv.ID)})
@@ -79,14 +83,17 @@ func (vl *variantList) choose(st *evalState) VariantID {
 	} else {
 		target = rand.Uint32N(vl.totalWeight) + 1
 	}
-	var acc uint64
+	// The first entry whose upTo reaches the target, found by counting
+	// the entries below it rather than branching on each: that entry has
+	// a positive weight, since target ≥ 1 and upTo only grows with one.
+	below := 0
 	for _, e := range vl.entries {
-		acc += uint64(e.weight)
-		if e.weight > 0 && acc >= uint64(target) {
-			return e.id
-		}
+		below += b2i(e.upTo < uint64(target))
 	}
-	return NoVariantID
+	if below == len(vl.entries) {
+		return NoVariantID // unreachable: the last upTo is at least totalWeight
+	}
+	return vl.entries[below].id
 }
 
 // seed is the stickiness value for hashing; false means "use a random
