@@ -45,7 +45,7 @@ type rolloutCheck struct {
 	slot int32
 }
 
-// Batches of strategies decided together (strategy.batch).
+// Batches of strategies decided together (strategyCheck.batch).
 const (
 	batchAlways       uint8 = iota // always yes
 	batchRollout                   // flexibleRollout with default stickiness
