@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// phasePlan is how EvaluateAllIDs walks a snapshot of eagerMinFlags flags
-// or more: not flag after flag, each with its own loop over strategies, but
+// phasePlan is how EvaluateAllIDs walks a snapshot with an eager plan
+// (eagerMinFlags flags or more, see eagerPlan): not flag after flag, each with its own loop over strategies, but
 // in rounds, the first strategy of every flag, then the second of the flags
 // still undecided, and so on. Within a round, the strategies whose
 // constraints hold are sorted into batches of one algorithm, each decided
