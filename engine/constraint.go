@@ -317,33 +317,30 @@ func isASCII(s string) bool {
 // non-numeric field fails.
 func (c *constraint) testNumber(st *evalState) bool {
 	n, ok := st.number(c.field)
-	if !ok {
-		return false
-	}
-	switch c.op {
-	case opNumEq:
-		return n == c.number
-	case opNumGt:
-		return n > c.number
-	case opNumGte:
-		return n >= c.number
-	case opNumLt:
-		return n < c.number
-	}
-	return n <= c.number
+	return ok && compareNumber(c.op, n, c.number)
 }
 
+// compareNumber applies a NUM_* operator to a field's number n and the
+// constraint's operand.
+func compareNumber(op operator, n, operand float64) bool {
+	switch op {
+	case opNumEq:
+		return n == operand
+	case opNumGt:
+		return n > operand
+	case opNumGte:
+		return n >= operand
+	case opNumLt:
+		return n < operand
+	}
+	return n <= operand
+}
+
+// testDate compares the instant the field gives (see dateOrNow); a field
+// that gives none fails.
 func (c *constraint) testDate(st *evalState) bool {
-	var t time.Time
-	v, ok := st.value(c.field)
-	switch {
-	case ok && v != "":
-		if t, ok = st.date(c.field); !ok {
-			return false
-		}
-	case c.field.kind == fieldCurrentTime:
-		t = st.currentTime()
-	default:
+	t, ok := st.dateOrNow(c.field)
+	if !ok {
 		return false
 	}
 	if c.op == opDateAfter {

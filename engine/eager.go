@@ -99,7 +99,6 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 	}
 	p := eagerPlan{on: true, base: make([]uint8, sentinel+1)}
 	p.base[sentinel] = memoTrue
-	settled := make([]bool, sentinel)
 	sets := map[int32]*valueIndex{}
 	numbers, dates := map[int32]*numberGroup{}, map[int32]*dateGroup{}
 	for id := range s.constraints {
@@ -107,7 +106,6 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 		if !live[id] {
 			continue
 		}
-		settled[id] = true
 		switch {
 		case c.broken || c.op == opUnknown:
 			p.base[id] = memoFalse
@@ -170,7 +168,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 		refs, c := s.strategies[j].refs, &s.checks[j]
 		c.fast = len(refs) <= len(c.check)
 		for _, ref := range refs {
-			c.fast = c.fast && settled[ref>>1]
+			c.fast = c.fast && live[ref>>1] // every live test is settled
 		}
 		if !c.fast {
 			continue
@@ -190,14 +188,14 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 // fast check in an evaluation whose memo the plan has settled:
 // without a branch per constraint.
 func (c *strategyCheck) holds(memo []uint8) bool {
-	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
-	// so each term is memoTrue exactly when its constraint holds, and
-	// their AND is memoTrue only when all are.
 	return c.holdsBit(memo) == 1
 }
 
 // holdsBit is holds as 1 or 0.
 func (c *strategyCheck) holdsBit(memo []uint8) int {
+	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
+	// so each term is memoTrue exactly when its constraint holds, and
+	// their AND is memoTrue (bit 1 set) only when all are.
 	r, k := &c.check, &c.invert
 	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
 	return int(all>>1) & 1
@@ -241,20 +239,7 @@ func (p *eagerPlan) settle(st *evalState) {
 // settleNumbers records the NUM_* tests of a field whose value is n.
 func settleNumbers(memo []uint8, tests []numberTest, n float64) {
 	for _, t := range tests {
-		var yes bool
-		switch t.op {
-		case opNumEq:
-			yes = n == t.operand
-		case opNumGt:
-			yes = n > t.operand
-		case opNumGte:
-			yes = n >= t.operand
-		case opNumLt:
-			yes = n < t.operand
-		default:
-			yes = n <= t.operand
-		}
-		memo[t.id] = memoFalse + uint8(b2i(yes))
+		memo[t.id] = memoFalse + uint8(b2i(compareNumber(t.op, n, t.operand)))
 	}
 }
 

@@ -45,8 +45,7 @@ type Snapshot struct {
 	// eager settles cheap constraint tests before EvaluateAllIDs walks the
 	// flags.
 	eager eagerPlan
-	// phases says how EvaluateAllIDs walks the flags from eagerMinFlags
-	// flags on.
+	// phases says how EvaluateAllIDs walks the flags when eager is on.
 	phases phasePlan
 }
 

@@ -90,7 +90,6 @@ type usageShard struct {
 	yes, no []uint32
 	// wholes counts the evaluations of every flag at once (recordIDs), and
 	// wholeYes[i] how many of them had flag i on; the others were off.
-	// Counting so touches only the flags that are on.
 	wholes   uint32
 	wholeYes []uint32
 	// wholeVariants[id] counts how often recordIDs saw variant id, which
