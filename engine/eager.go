@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // eagerPlan says how EvaluateAllIDs settles, before it walks the flags,
 // the outcome of every constraint test the enabled flags use whose cost is
@@ -114,11 +117,7 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 			if c.op == opNotIn {
 				p.base[id] = memoTrue
 			}
-			idx := sets[c.field.slot]
-			if idx == nil {
-				idx = &valueIndex{field: c.field, listed: map[string][]int32{}}
-				sets[c.field.slot] = idx
-			}
+			idx := groupOf(sets, c.field, func() *valueIndex { return &valueIndex{field: c.field, listed: map[string][]int32{}} })
 			for _, v := range c.values {
 				// A value listed twice must turn the outcome around once.
 				if l := idx.listed[v]; len(l) == 0 || l[len(l)-1] != int32(id) {
@@ -127,39 +126,24 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 			}
 		case c.op >= opNumEq && c.op <= opNumLte:
 			p.base[id] = memoFalse // absent or not a number
-			g := numbers[c.field.slot]
-			if g == nil {
-				g = &numberGroup{field: c.field}
-				numbers[c.field.slot] = g
-			}
+			g := groupOf(numbers, c.field, func() *numberGroup { return &numberGroup{field: c.field} })
 			g.tests = append(g.tests, numberTest{id: int32(id), op: c.op, operand: c.number})
 		case c.op == opDateAfter || c.op == opDateBefore:
 			p.base[id] = memoFalse // absent or not a date
-			g := dates[c.field.slot]
-			if g == nil {
-				g = &dateGroup{field: c.field}
-				dates[c.field.slot] = g
-			}
+			g := groupOf(dates, c.field, func() *dateGroup { return &dateGroup{field: c.field} })
 			at := c.ext.date
 			g.tests = append(g.tests, dateTest{id: int32(id), after: c.op == opDateAfter, sec: at.Unix(), nsec: int64(at.Nanosecond())})
 		default:
 			p.tests = append(p.tests, int32(id))
 		}
 	}
-	for _, idx := range sets {
-		p.sets = append(p.sets, *idx)
-	}
-	slices.SortFunc(p.sets, func(a, b valueIndex) int { return int(a.field.slot - b.field.slot) })
-	for _, g := range numbers {
+	p.sets, p.numbers, p.dates = inSlotOrder(sets), inSlotOrder(numbers), inSlotOrder(dates)
+	for _, g := range p.numbers {
 		slices.SortStableFunc(g.tests, func(a, b numberTest) int { return int(a.op) - int(b.op) })
-		p.numbers = append(p.numbers, *g)
 	}
-	slices.SortFunc(p.numbers, func(a, b numberGroup) int { return int(a.field.slot - b.field.slot) })
-	for _, g := range dates {
+	for _, g := range p.dates {
 		slices.SortStableFunc(g.tests, func(a, b dateTest) int { return b2i(b.after) - b2i(a.after) })
-		p.dates = append(p.dates, *g)
 	}
-	slices.SortFunc(p.dates, func(a, b dateGroup) int { return int(a.field.slot - b.field.slot) })
 	slices.SortStableFunc(p.tests, func(a, b int32) int {
 		return int(s.constraints[a].op) - int(s.constraints[b].op)
 	})
@@ -182,6 +166,26 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 		}
 	}
 	return p
+}
+
+// groupOf returns the group of field f in groups, made by newGroup when
+// there is none yet.
+func groupOf[G any](groups map[int32]*G, f field, newGroup func() *G) *G {
+	g := groups[f.slot]
+	if g == nil {
+		g = newGroup()
+		groups[f.slot] = g
+	}
+	return g
+}
+
+// inSlotOrder returns the groups, keyed by field slot, in slot order.
+func inSlotOrder[G any](groups map[int32]*G) []G {
+	out := make([]G, 0, len(groups))
+	for _, slot := range slices.Sorted(maps.Keys(groups)) {
+		out = append(out, *groups[slot])
+	}
+	return out
 }
 
 // holds reports whether the constraints of a strategy hold, for one with a
