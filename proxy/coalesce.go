@@ -7,17 +7,18 @@ import (
 )
 
 // net/http writes an HTTP/1.1 response through a 4 kB connection buffer:
-// a body larger than that leaves in two writes, the buffer (status line,
-// headers and the start of the body) and then the rest. Each write is a
-// system call, and on loopback or a fast link each one wakes the client to
-// read a part of the answer. The proxy's all-flags answers are tens of
-// kilobytes, so it asks for those two writes to leave together in one
-// writev instead.
+// a body that does not fit beside the headers leaves in two writes, the
+// full buffer (status line, headers and the start of the body) and then the
+// rest. Each write is a system call, and on loopback or a fast link each one
+// wakes the client to read a part of the answer. The proxy's all-flags
+// answers are kilobytes to tens of kilobytes, so for those it asks the
+// connection to hold the first write back and send it with the second in
+// one writev.
 
-// coalesceMin is the smallest body whose writes are coalesced: with more
-// than the 4 kB buffer left after it fills, net/http writes the rest at
-// once, so the held write is always followed by the one that releases it.
-const coalesceMin = 8 << 10
+// coalesceMin is the smallest body whose writes are coalesced: a smaller
+// one fits in net/http's buffer beside any usual headers and leaves in a
+// single write anyway.
+const coalesceMin = 2 << 10
 
 // CoalesceWrites prepares srv, which serves a Proxy, to send each large
 // response in one system call: it returns ln wrapped, for srv.Serve, and
@@ -78,14 +79,31 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// coalesceBody asks r's connection, when it can, to send the write that
-// net/http makes next, for a body of n bytes about to be written, together
-// with the one after it.
-func coalesceBody(r *http.Request, n int) {
-	if n < coalesceMin || r.ProtoMajor != 1 {
+// release ends a hold: a write still held (no write came after it) is
+// sent alone.
+func (c *coalescingConn) release() error {
+	c.hold = false
+	if !c.holding {
+		return nil
+	}
+	c.holding = false
+	_, err := c.Conn.Write(c.held)
+	return err
+}
+
+// writeCoalesced writes body, whose headers net/http holds, so that the
+// response leaves r's connection in as few system calls as it can: a
+// large body in one writev with the buffer before it.
+func writeCoalesced(w http.ResponseWriter, r *http.Request, body []byte) {
+	cc, _ := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
+	if cc == nil || len(body) < coalesceMin || r.ProtoMajor != 1 {
+		_, _ = w.Write(body)
 		return
 	}
-	if cc, ok := r.Context().Value(coalescingConnKey{}).(*coalescingConn); ok {
-		cc.hold = true
-	}
+	cc.hold = true
+	_, _ = w.Write(body)
+	// Whatever net/http still buffers leaves now, together with the held
+	// write; if nothing was left, the held write leaves alone.
+	_ = http.NewResponseController(w).Flush()
+	_ = cc.release()
 }

@@ -318,8 +318,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag etagVal
 	h["Content-Length"] = hv.set(&hv.length, strconv.AppendInt(hv.buf[len(hv.etag[0]):len(hv.etag[0])], int64(len(body)), 10))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		coalesceBody(r, len(body))
-		_, _ = w.Write(body)
+		writeCoalesced(w, r, body)
 	}
 }
 
