@@ -231,6 +231,7 @@ func (p *eagerPlan) settle(st *evalState) {
 			settleDates(memo, g.tests, t.Unix(), int64(t.Nanosecond()))
 		}
 	}
+	st.touched += touchConstraints(st.constraints, p.tests)
 	for _, id := range p.tests {
 		outcome := memoFalse
 		if st.constraints[id].test(st) {

@@ -161,6 +161,8 @@ type evalState struct {
 	// userHash is valueHash(ctx.UserID) once userHashDone is set.
 	userHash     uint64
 	userHashDone bool
+	// touched keeps what the touch functions read (see touch.go).
+	touched uint64
 }
 
 // Constraint test outcomes in evalState.memo.

@@ -198,17 +198,21 @@ func (s *Snapshot) evaluatePhased(st *evalState, out []VariantID) {
 			f := &st.fields[ro.slot] // looked up before the rounds
 			r.record(d, f.present && f.value != "" && ro.prefix.normalized(f.value, 100) <= ro.limit)
 		}
-		for _, d := range ps.batches[batchOther][:n[batchOther]] {
+		others := ps.batches[batchOther][:n[batchOther]]
+		st.touched += touchStrategies(s.strategies, others)
+		for _, d := range others {
 			r.record(d, s.strategies[d.strategy].decide(st))
 		}
 		nChoose, nNext = r.nChoose, r.nNext
 		active = next[:nNext]
 		ps.active, ps.next = ps.next, ps.active
 	}
+	st.touched += touchVariants(s.strategies, choose[:nChoose])
 	for _, d := range choose[:nChoose] {
 		out[d.flag] = s.strategies[d.strategy].resolved.choose(st)
 	}
 	phasePool.Put(ps)
+	st.touched += touchFlagVariants(s.flags, p.bare)
 	for _, fi := range p.bare {
 		out[fi] = variantFor(&s.flags[fi], nil, st)
 	}
