@@ -39,6 +39,8 @@ func touchFlagVariants(flags []flag, indexes []int32) uint64 {
 	return sum
 }
 
+// touchVariantList reads the word of vl that choosing reads first and the
+// first of its entries.
 func touchVariantList(vl *variantList) uint64 {
 	sum := uint64(vl.totalWeight)
 	if len(vl.entries) > 0 {
