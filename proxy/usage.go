@@ -92,17 +92,12 @@ type usageShard struct {
 	// wholeYes[i] how many of them had flag i on; the others were off.
 	wholes   uint32
 	wholeYes []uint32
-	// wholeVariants[id] counts how often recordIDs saw variant id, which
-	// belongs to flag Snapshot.VariantFlag(id) (the shared disabled
-	// variants' counts, at 0 and 1, are not used).
-	wholeVariants []uint32
-	// variants[id] counts enabled variant id for the flag variantFlag[id]-1
-	// (0: not seen yet). A variant ID seen with a second flag is counted in
-	// shared instead, keyed by flag index << 32 | variant ID.
-	variants    []uint32
-	variantFlag []int32
-	shared      map[uint64]uint32
-	_           [64]byte // keep shards on separate cache lines
+	// variants[id] counts how often variant id was the outcome, of an
+	// evaluation of every flag or of a toggle list; the variant belongs to
+	// flag Snapshot.VariantFlag(id) (the shared disabled variants' counts,
+	// at 0 and 1, are not used).
+	variants []uint32
+	_        [64]byte // keep shards on separate cache lines
 }
 
 func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
@@ -113,9 +108,7 @@ func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
 		sh.yes = make([]uint32, s.Len())
 		sh.no = make([]uint32, s.Len())
 		sh.wholeYes = make([]uint32, s.Len())
-		sh.wholeVariants = make([]uint32, s.VariantCount())
 		sh.variants = make([]uint32, s.VariantCount())
-		sh.variantFlag = make([]int32, s.VariantCount())
 	}
 	u.mu.Lock()
 	u.snapshots = append(u.snapshots, su)
@@ -153,8 +146,8 @@ func (su *snapshotUsage) record(results []engine.Result) {
 		} else {
 			sh.no[r.Index]++
 		}
-		if v := r.Variant; v != nil && v.Enabled {
-			sh.countVariant(r.Index, v.ID)
+		if v := r.Variant; v != nil && v.Enabled && v.ID >= 0 && v.ID < len(sh.variants) {
+			sh.variants[v.ID]++
 		}
 	}
 	sh.mu.Unlock()
@@ -165,7 +158,7 @@ func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
 	sh := su.lock()
 	sh.dirty = true
 	sh.wholes++
-	yes, variants := sh.wholeYes[:len(ids)], sh.wholeVariants
+	yes, variants := sh.wholeYes[:len(ids)], sh.variants
 	// Counting every outcome without a branch on it: which flags are on
 	// changes from flag to flag, a branch would mostly be mispredicted.
 	for i, id := range ids {
@@ -177,23 +170,6 @@ func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
 		variants[id]++
 	}
 	sh.mu.Unlock()
-}
-
-func (sh *usageShard) countVariant(flag, id int) {
-	if id >= 0 && id < len(sh.variants) {
-		switch sh.variantFlag[id] {
-		case 0:
-			sh.variantFlag[id] = int32(flag + 1)
-			fallthrough
-		case int32(flag + 1):
-			sh.variants[id]++
-			return
-		}
-	}
-	if sh.shared == nil {
-		sh.shared = map[uint64]uint32{}
-	}
-	sh.shared[uint64(flag)<<32|uint64(uint32(id))]++
 }
 
 // drain moves the counters into b and reports whether any were set.
@@ -215,24 +191,12 @@ func (su *snapshotUsage) drain(b *Bucket) bool {
 				}
 			}
 			sh.wholes = 0
-			for id, n := range sh.wholeVariants {
+			for id, n := range sh.variants {
 				if flag := su.snap.VariantFlag(id); n != 0 && flag >= 0 {
 					b.toggle(su.snap.Name(flag)).Variants[su.snap.Variant(id).Name] += int64(n)
 				}
-				sh.wholeVariants[id] = 0
+				sh.variants[id] = 0
 			}
-			for id, n := range sh.variants {
-				if n != 0 {
-					flag := int(sh.variantFlag[id]) - 1
-					b.toggle(su.snap.Name(flag)).Variants[su.snap.Variant(id).Name] += int64(n)
-					sh.variants[id] = 0
-				}
-			}
-			for key, n := range sh.shared {
-				idx, id := int(key>>32), int(uint32(key))
-				b.toggle(su.snap.Name(idx)).Variants[su.snap.Variant(id).Name] += int64(n)
-			}
-			clear(sh.shared)
 		}
 		sh.mu.Unlock()
 	}

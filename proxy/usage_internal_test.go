@@ -1,17 +1,44 @@
 package proxy
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
 
-func TestCountVariantFallsBackWhenAnIDIsShared(t *testing.T) {
-	sh := &usageShard{variants: make([]uint32, 3), variantFlag: make([]int32, 3)}
-	sh.countVariant(0, 1)
-	sh.countVariant(0, 1)
-	sh.countVariant(2, 1) // same variant ID seen with another flag
-	sh.countVariant(2, 7) // out of range
-	if sh.variants[1] != 2 || sh.variantFlag[1] != 1 {
-		t.Fatalf("dense counters: %v %v", sh.variants, sh.variantFlag)
+	"github.com/bunting-flags/bunting/engine"
+)
+
+// TestUsageCountsVariantsUnderTheirFlags: two flags whose variants share a
+// name are counted apart, whether the variant came from a toggle list
+// (record) or from an evaluation of every flag (recordIDs), and the
+// disabled fallback is not counted as a variant.
+func TestUsageCountsVariantsUnderTheirFlags(t *testing.T) {
+	var cf engine.ClientFeatures
+	payload := `{"version":2,"features":[
+		{"name":"a","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"blue","weight":1000,"weightType":"variable","stickiness":"default"}]},
+		{"name":"b","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"blue","weight":1000,"weightType":"variable","stickiness":"default"}]},
+		{"name":"plain","enabled":true,"strategies":[{"name":"default"}]}]}`
+	if err := json.Unmarshal([]byte(payload), &cf); err != nil {
+		t.Fatal(err)
 	}
-	if sh.shared[2<<32|1] != 1 || sh.shared[2<<32|7] != 1 {
-		t.Fatalf("shared counters: %v", sh.shared)
+	snap := engine.Compile(&cf, engine.Options{})
+	su := NewUsage().forSnapshot(snap)
+	ctx := &engine.Context{UserID: "u1"}
+	su.record([]engine.Result{snap.Evaluate("a", ctx), snap.Evaluate("plain", ctx)})
+	su.recordIDs(snap.EvaluateAllIDs(ctx, nil))
+	su.recordIDs(snap.EvaluateAllIDs(ctx, nil))
+
+	var b Bucket
+	b.Toggles = map[string]*ToggleCount{}
+	if !su.drain(&b) {
+		t.Fatal("drain found nothing")
+	}
+	want := map[string]int64{"a": 3, "b": 2}
+	for name, n := range want {
+		if got := b.Toggles[name].Variants["blue"]; got != n {
+			t.Errorf("%s: blue counted %d times, want %d", name, got, n)
+		}
+	}
+	if v := b.Toggles["plain"].Variants; len(v) != 0 {
+		t.Errorf("plain: variants %v, want none (the disabled fallback is not a variant)", v)
 	}
 }
