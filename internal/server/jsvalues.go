@@ -262,17 +262,32 @@ type dateToken struct {
 	word   wordKind
 }
 
-func (t dateToken) is(sym byte) bool  { return t.kind == tokSymbol && t.value == int(sym) }
+// is reports whether the token is the symbol sym.
+func (t dateToken) is(sym byte) bool { return t.kind == tokSymbol && t.value == int(sym) }
+
+// digits reports whether the token is a number written with n digits.
 func (t dateToken) digits(n int) bool { return t.kind == tokNumber && t.length == n }
-func (t dateToken) sign() bool        { return t.is('+') || t.is('-') }
-func (t dateToken) zoneLetterZ() bool {
-	return t.kind == tokWord && t.word == wordZone && t.length == 1
+
+func (t dateToken) sign() bool { return t.is('+') || t.is('-') }
+
+// signValue is 1 for '+' and -1 for '-'.
+func (t dateToken) signValue() int {
+	if t.is('+') {
+		return 1
+	}
+	return -1
 }
-func (t dateToken) signValue() int        { return map[bool]int{true: 1, false: -1}[t.is('+')] }
-func between(x, lo, hi int) bool          { return lo <= x && x <= hi }
-func (t dateToken) month() bool           { return t.kind == tokNumber && between(t.value, 1, 12) }
-func (t dateToken) dayOfMonth() bool      { return t.kind == tokNumber && between(t.value, 1, 31) }
-func (t dateToken) word3(w wordKind) bool { return t.kind == tokWord && t.word == w }
+
+// zoneLetterZ reports whether the token is the single letter Z.
+func (t dateToken) zoneLetterZ() bool { return t.isWord(wordZone) && t.length == 1 }
+
+func (t dateToken) isWord(w wordKind) bool { return t.kind == tokWord && t.word == w }
+
+func (t dateToken) month() bool { return t.kind == tokNumber && between(t.value, 1, 12) }
+
+func (t dateToken) dayOfMonth() bool { return t.kind == tokNumber && between(t.value, 1, 31) }
+
+func between(x, lo, hi int) bool { return lo <= x && x <= hi }
 
 // dateWords maps the words a date may contain to their meaning: months by
 // their first three letters (any longer word with those letters counts),
@@ -524,7 +539,7 @@ func readISODate(sc *dateScanner, p *dateParts) (dateToken, bool) {
 			p.addDay(sc.take().value)
 		}
 	}
-	if !sc.peek().word3(wordTimeSeparator) {
+	if !sc.peek().isWord(wordTimeSeparator) {
 		if sc.peek().kind != tokEnd {
 			return sc.take(), true
 		}
