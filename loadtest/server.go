@@ -244,13 +244,16 @@ func runServerBenchmark(cfg config, bin, dir string, n int, rep *report, progres
 // accept: IN_CIDR, which only SDK-side engines know, becomes IN with the
 // same values; the removed gradualRolloutUserId/SessionId strategies become
 // the flexibleRollout they were migrated to, and userWithId a default
-// strategy with a userId IN constraint. The payload keeps its
-// size and shape.
+// strategy with a userId IN constraint, and an inverted REGEX a plain one.
+// The payload keeps its size and shape.
 func serverCompatible(cf *engine.ClientFeatures) *engine.ClientFeatures {
 	fix := func(cs []engine.Constraint) {
 		for i := range cs {
 			if cs[i].Operator == "IN_CIDR" {
 				cs[i].Operator = "IN"
+			}
+			if cs[i].Operator == "REGEX" {
+				cs[i].Inverted = false
 			}
 		}
 	}

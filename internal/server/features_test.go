@@ -139,7 +139,7 @@ func TestStrategies(t *testing.T) {
 		base := envPath("f1", "development") + "/strategies"
 		body := map[string]any{"name": "flexibleRollout", "parameters": map[string]any{"rollout": 50, "stickiness": "userId"},
 			"constraints": []any{map[string]any{"contextName": "appName", "operator": "STR_CONTAINS", "values": []string{"my"}, "caseInsensitive": true}},
-			"variants":    []any{map[string]any{"name": "a", "weight": 0, "weightType": "variable", "stickiness": "default"}, map[string]any{"name": "b", "weight": 200, "weightType": "fix"}},
+			"variants":    []any{map[string]any{"name": "a", "weight": 0, "weightType": "variable", "stickiness": "default"}, map[string]any{"name": "b", "weight": 200, "weightType": "fix", "stickiness": "default"}},
 			"segments":    []any{segID}}
 		st := h.Do(t, "POST", base, h.AdminToken, body).Want(t, 200).Map(t)
 		id := st["id"].(string)
@@ -164,9 +164,9 @@ func TestStrategies(t *testing.T) {
 		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "constraints": []any{map[string]any{"operator": "IN"}}}).
 			WantError(t, 400, "ValidationError", "contextName")
 		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "segments": []int{999}}).WantError(t, 404, "NotFoundError", "999")
-		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "variants": []any{map[string]any{"name": "a", "weight": 1001}}}).
+		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "variants": []any{map[string]any{"name": "a", "weight": 1001, "weightType": "fix", "stickiness": "default"}}}).
 			WantError(t, 400, "ValidationError", "weight")
-		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "variants": []any{map[string]any{"name": "a", "weight": 5, "payload": map[string]any{"type": "json", "value": "{"}}}}).
+		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "variants": []any{map[string]any{"name": "a", "weight": 5, "weightType": "variable", "stickiness": "default", "payload": map[string]any{"type": "json", "value": "{"}}}}).
 			WantError(t, 400, "ValidationError", "payload")
 		h.Do(t, "POST", base, h.AdminToken, map[string]any{"name": "default", "parameters": "x"}).WantError(t, 400, "ValidationError", "parameters")
 
@@ -248,9 +248,11 @@ func TestEnvironmentVariants(t *testing.T) {
 		if ev := eventsOf(t, h, "feature-environment-variants-updated", "f1"); len(ev) != 1 || ev[0]["environment"] != "production" {
 			t.Fatalf("event: %v", ev)
 		}
-		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weight": 100, "weightType": "fix"}}).WantError(t, 400, "ValidationError", "1000")
-		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a"}, map[string]any{"name": "a"}}).WantError(t, 400, "ValidationError", "unique")
-		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weightType": "half"}}).WantError(t, 400, "ValidationError", "weightType")
+		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weight": 100, "weightType": "fix"}}).WantError(t, 400, "ValidationError", "variable weight")
+		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weight": 1001, "weightType": "fix"}, map[string]any{"name": "b", "weight": 0}}).WantError(t, 400, "ValidationError", "1000")
+		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weight": 1}, map[string]any{"name": "a", "weight": 1}}).WantError(t, 400, "ValidationError", "unique")
+		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a", "weight": 1, "weightType": "half"}}).WantError(t, 400, "ValidationError", "weightType")
+		h.Do(t, "PUT", path, h.AdminToken, []any{map[string]any{"name": "a"}}).WantError(t, 400, "ValidationError", "weight")
 		h.Do(t, "PUT", path, h.AdminToken, map[string]any{"name": "a"}).WantError(t, 400, "ValidationError")
 	})
 }

@@ -167,6 +167,15 @@ func (s *Server) listProjectFeatures(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, http.StatusOK, map[string]any{"version": 2, "features": out})
 }
 
+// deref is the value p points to, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // updateFeatureBody is the body of PUT /projects/{projectId}/features/{featureName}.
 type updateFeatureBody struct {
 	Name           *string `json:"name"`
@@ -198,22 +207,22 @@ func (s *Server) applyFeatureUpdate(w http.ResponseWriter, r *http.Request, body
 		if old.Archived {
 			return archivedError()
 		}
+		// The body replaces the metadata, as on Unleash: what it leaves
+		// out takes its default (type release, no description, no
+		// impression data, not stale).
 		f := old
+		f.Type = "release"
 		if body.Type != nil {
-			if _, err := tx.FeatureType(*body.Type); err != nil {
-				return apierr.Validation("The `type` property must be an existing feature type. You provided %q.", *body.Type)
-			}
 			f.Type = *body.Type
 		}
-		if body.Description != nil {
-			f.Description = body.Description
+		if _, err := tx.FeatureType(f.Type); err != nil {
+			return apierr.Validation("The `type` property must be an existing feature type. You provided %q.", f.Type)
 		}
-		if body.ImpressionData != nil {
-			f.ImpressionData = *body.ImpressionData
+		f.Description = body.Description
+		if deref(body.Description) == "" {
+			f.Description = nil
 		}
-		if body.Stale != nil {
-			f.Stale = *body.Stale
-		}
+		f.ImpressionData, f.Stale = deref(body.ImpressionData), deref(body.Stale)
 		if err := tx.UpdateFeature(f); err != nil {
 			return err
 		}

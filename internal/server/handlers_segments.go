@@ -4,17 +4,16 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // segmentBody is the body of segment create and update.
 type segmentBody struct {
-	Name        string              `json:"name"`
-	Description *string             `json:"description"`
-	Project     *string             `json:"project"`
-	Constraints []engine.Constraint `json:"constraints"`
+	Name        string            `json:"name"`
+	Description *string           `json:"description"`
+	Project     *string           `json:"project"`
+	Constraints []constraintInput `json:"constraints"`
 }
 
 const maxSegmentValues = 1000
@@ -91,7 +90,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		creator := p.Name
-		sg = store.Segment{Name: body.Name, Description: body.Description, Project: body.Project, Constraints: body.Constraints, CreatedBy: &creator, CreatedAt: tx.Now()}
+		sg = store.Segment{Name: body.Name, Description: body.Description, Project: body.Project, Constraints: engineConstraints(body.Constraints), CreatedBy: &creator, CreatedAt: tx.Now()}
 		id, err := tx.InsertSegment(sg)
 		if err != nil {
 			return err
@@ -125,7 +124,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		sg := old
-		sg.Name, sg.Description, sg.Project, sg.Constraints = body.Name, body.Description, body.Project, body.Constraints
+		sg.Name, sg.Description, sg.Project, sg.Constraints = body.Name, body.Description, body.Project, engineConstraints(body.Constraints)
 		if err := tx.UpdateSegment(sg); err != nil {
 			return err
 		}

@@ -564,6 +564,9 @@ func (im *importer) segments(doc stateDocument) error {
 		if strings.TrimSpace(sg.Name) == "" {
 			return apierr.Validation("The `segments[%d].name` property is required.", i)
 		}
+		if err := validateConstraints(fmt.Sprintf("segments[%d].constraints", i), constraintInputs(sg.Constraints)); err != nil {
+			return err
+		}
 		existing, err := im.tx.SegmentIDByName(sg.Name)
 		if err != nil {
 			return err
@@ -623,7 +626,11 @@ func (im *importer) features(doc stateDocument) error {
 		if _, err := im.tx.Environment(env); err != nil {
 			return apierr.Validation("featureEnvironments[%d]: environment %q does not exist", i, env)
 		}
-		if err := im.tx.UpsertFeatureEnvironment(f.Name, env, fe.Enabled, fe.Variants); err != nil {
+		variants, err := normalizeVariants(fmt.Sprintf("featureEnvironments[%d].variants", i), variantInputs(fe.Variants), defaultedVariants)
+		if err != nil {
+			return err
+		}
+		if err := im.tx.UpsertFeatureEnvironment(f.Name, env, fe.Enabled, variants); err != nil {
 			return err
 		}
 	}
@@ -694,6 +701,14 @@ func (im *importer) importStrategy(i int, f store.Feature, st stateStrategy, ext
 	if _, err := im.tx.FeatureEnvironment(f.Name, st.Environment); err != nil {
 		return apierr.Validation("featureStrategies[%d]: flag %q has no environment %q", i, f.Name, st.Environment)
 	}
+	at := fmt.Sprintf("featureStrategies[%d]", i)
+	if err := validateConstraints(at+".constraints", constraintInputs(st.Constraints)); err != nil {
+		return err
+	}
+	variants, err := normalizeVariants(at+".variants", variantInputs(st.Variants), defaultedVariants)
+	if err != nil {
+		return err
+	}
 	id := st.ID
 	if exists, err := im.tx.StrategyExists(id); err != nil {
 		return err
@@ -708,7 +723,7 @@ func (im *importer) importStrategy(i int, f store.Feature, st stateStrategy, ext
 		segments = append(segments, seg)
 	}
 	s := store.Strategy{ID: id, Name: name, Title: st.Title, Disabled: st.Disabled, FeatureName: f.Name, Environment: st.Environment,
-		SortOrder: st.SortOrder, Segments: segments, Constraints: st.Constraints, Variants: st.Variants, Parameters: st.Parameters, CreatedAt: im.tx.Now()}
+		SortOrder: st.SortOrder, Segments: segments, Constraints: st.Constraints, Variants: variants, Parameters: st.Parameters, CreatedAt: im.tx.Now()}
 	if err := im.tx.InsertStrategy(s); err != nil {
 		return err
 	}

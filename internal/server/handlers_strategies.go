@@ -1,11 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -61,9 +61,9 @@ func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) e
 }
 
 // toggleEnvironment turns a flag on or off in an environment and returns
-// the flag. Turning on a flag without active strategies first adds a
-// 100% gradual rollout (or re-activates its disabled strategies when
-// shouldActivateDisabledStrategies=true).
+// the flag. Turning a flag on first gives the environment an active
+// strategy when it has none, and with shouldActivateDisabledStrategies=true
+// re-enables its disabled strategies (see ensureActiveStrategyLoaded).
 func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := PrincipalFrom(r.Context())
 	activateDisabled := r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
@@ -162,7 +162,13 @@ func ensureActiveStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activa
 	return err
 }
 
-// ensureActiveStrategyLoaded is ensureActiveStrategy returning the flag's
+// ensureActiveStrategyLoaded prepares a flag environment for being turned
+// on, as Unleash does: with activateDisabled and any disabled strategy,
+// every strategy of the environment is stored enabled (a
+// feature-strategy-update for each that changed, also when the flag is
+// already on); an
+// environment without strategies, or with only disabled ones that are not
+// re-activated, gets a 100% gradual rollout. It returns the flag's
 // strategies in every environment when it changed none of them (nil when
 // it did), so the caller can build the flag's view without reading them
 // again.
@@ -177,29 +183,44 @@ func ensureActiveStrategyLoaded(tx *store.Tx, sc featureEnvScope, p *Principal, 
 			strategies = append(strategies, st)
 		}
 	}
-	if slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled }) {
-		return all, nil
+	disabled := func(st store.Strategy) bool { return st.Disabled }
+	onlyDisabled := !slices.ContainsFunc(strategies, func(st store.Strategy) bool { return !st.Disabled })
+	changed := false
+	if activateDisabled && slices.ContainsFunc(strategies, disabled) {
+		if err := activateStrategies(tx, sc, p, strategies); err != nil {
+			return nil, err
+		}
+		changed = true
 	}
-	return nil, activateOrAddStrategy(tx, sc, p, activateDisabled, strategies)
+	if len(strategies) == 0 || (onlyDisabled && !activateDisabled) {
+		if err := addDefaultStrategy(tx, sc, p); err != nil {
+			return nil, err
+		}
+		changed = true
+	}
+	if changed {
+		return nil, nil
+	}
+	return all, nil
 }
 
-// activateOrAddStrategy gives a flag environment without an active
-// strategy one: its disabled strategies re-activated when asked, or else a
-// 100% gradual rollout.
-func activateOrAddStrategy(tx *store.Tx, sc featureEnvScope, p *Principal, activateDisabled bool, strategies []store.Strategy) error {
-	if activateDisabled && len(strategies) > 0 {
-		for _, st := range strategies {
-			old := st
-			st.Disabled = false
-			if err := tx.UpdateStrategy(st); err != nil {
-				return err
-			}
-			if err := tx.Event(sc.event("feature-strategy-update", p, st, old)); err != nil {
-				return err
-			}
+// activateStrategies stores each strategy enabled, with its event.
+func activateStrategies(tx *store.Tx, sc featureEnvScope, p *Principal, strategies []store.Strategy) error {
+	for _, old := range strategies {
+		st := old
+		st.Disabled = false
+		if err := tx.UpdateStrategy(st); err != nil {
+			return err
 		}
-		return nil
+		if err := tx.Event(sc.event("feature-strategy-update", p, st, old)); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// addDefaultStrategy gives a flag environment a 100% gradual rollout.
+func addDefaultStrategy(tx *store.Tx, sc featureEnvScope, p *Principal) error {
 	if !p.Can(PermCreateFeatureStrategy, sc.project, sc.env) {
 		return forbidden(PermCreateFeatureStrategy, sc.env)
 	}
@@ -272,17 +293,20 @@ func strategyIn(q store.Q, sc featureEnvScope, id string) (store.Strategy, error
 
 // strategyBody is the body of strategy add and update.
 type strategyBody struct {
-	Name        string              `json:"name"`
-	Title       *string             `json:"title"`
-	Disabled    *bool               `json:"disabled"`
-	SortOrder   *int                `json:"sortOrder"`
-	Constraints []engine.Constraint `json:"constraints"`
-	Parameters  engine.Parameters   `json:"parameters"`
-	Variants    []engine.Variant    `json:"variants"`
-	Segments    []int               `json:"segments"`
+	Name        string            `json:"name"`
+	Title       *string           `json:"title"`
+	Disabled    *bool             `json:"disabled"`
+	SortOrder   *int              `json:"sortOrder"`
+	Constraints []constraintInput `json:"constraints"`
+	Parameters  engine.Parameters `json:"parameters"`
+	Variants    []variantInput    `json:"variants"`
+	Segments    []int             `json:"segments"`
 }
 
-// toStrategy validates the body and fills defaults.
+// toStrategy validates the body and fills defaults: a flexibleRollout
+// gets a rollout of 100, the project's default stickiness and the flag's
+// name as groupId when they are missing; other strategies keep their
+// parameters as given.
 func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy, error) {
 	if b.Name == "" {
 		return store.Strategy{}, apierr.Validation("The `name` property is required. It was not present on the data you sent.")
@@ -293,7 +317,7 @@ func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy,
 	if err := validateConstraints("constraints", b.Constraints); err != nil {
 		return store.Strategy{}, err
 	}
-	variants, err := normalizeVariants("variants", b.Variants, false)
+	variants, err := normalizeVariants("variants", b.Variants, strategyVariants)
 	if err != nil {
 		return store.Strategy{}, err
 	}
@@ -310,29 +334,28 @@ func (b strategyBody) toStrategy(q store.Q, sc featureEnvScope) (store.Strategy,
 		params[k] = v
 	}
 	if b.Name == "flexibleRollout" {
-		defaultParam(params, "rollout", "100")
-		defaultParam(params, "stickiness", "default")
-		defaultParam(params, "groupId", sc.feature)
-	}
-	if len(variants) > 0 {
-		// SDKs hash strategy variants with the groupId parameter (the Go
-		// SDK refuses variants without one).
-		defaultParam(params, "groupId", sc.feature)
+		if _, ok := params["rollout"]; !ok {
+			params["rollout"] = "100"
+		}
+		if params["stickiness"] == "" {
+			proj, err := q.Project(sc.project)
+			if err != nil {
+				return store.Strategy{}, err
+			}
+			params["stickiness"] = cmp.Or(proj.DefaultStickiness, "default")
+		}
+		if params["groupId"] == "" {
+			params["groupId"] = sc.feature
+		}
 	}
 	st := store.Strategy{Name: b.Name, Title: b.Title, FeatureName: sc.feature, Environment: sc.env, Parameters: params,
-		Constraints: nonNilSlice(b.Constraints), Variants: variants, Segments: nonNilSlice(b.Segments)}
+		Constraints: nonNilSlice(engineConstraints(b.Constraints)), Variants: variants, Segments: nonNilSlice(b.Segments)}
 	if b.Disabled != nil {
 		st.Disabled = *b.Disabled
 	}
 	slices.Sort(st.Segments)
 	st.Segments = slices.Compact(st.Segments)
 	return st, nil
-}
-
-func defaultParam(p map[string]string, k, v string) {
-	if strings.TrimSpace(p[k]) == "" {
-		p[k] = v
-	}
 }
 
 func nonNilSlice[T any](s []T) []T {
@@ -408,12 +431,18 @@ func (s *Server) applyStrategyUpdate(w http.ResponseWriter, r *http.Request, bod
 		if err != nil {
 			return err
 		}
+		// As on Unleash: the sort order changes only through
+		// set-sort-order, and a missing (or null) title, disabled or
+		// segments keeps the strategy's own.
 		st.ID, st.CreatedAt, st.SortOrder = old.ID, old.CreatedAt, old.SortOrder
-		if body.SortOrder != nil {
-			st.SortOrder = *body.SortOrder
-		}
 		if body.Disabled == nil {
 			st.Disabled = old.Disabled
+		}
+		if body.Title == nil {
+			st.Title = old.Title
+		}
+		if body.Segments == nil {
+			st.Segments = old.Segments
 		}
 		if err := tx.UpdateStrategy(st); err != nil {
 			return err
@@ -526,11 +555,11 @@ func (s *Server) getEnvironmentVariants(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
-	var body []engine.Variant
+	var body []variantInput
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	variants, err := normalizeVariants("variants", body, true)
+	variants, err := normalizeVariants("variants", body, defaultedVariants)
 	if err != nil {
 		return err
 	}
@@ -567,7 +596,7 @@ func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	doc, _ := json.Marshal(strategyBody{Name: st.Name, Title: st.Title, Disabled: &st.Disabled, SortOrder: &st.SortOrder,
-		Constraints: st.Constraints, Parameters: engine.Parameters(st.Parameters), Variants: st.Variants, Segments: st.Segments})
+		Constraints: constraintInputs(st.Constraints), Parameters: engine.Parameters(st.Parameters), Variants: variantInputs(st.Variants), Segments: st.Segments})
 	patched, err := applyPatch(doc, ops)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func seedSDKFlags(t *testing.T, h *servertest.Harness) {
 	dev := "development"
 	h.Do(t, "POST", envPath("flag-on", dev)+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout",
 		"parameters": map[string]any{"rollout": "100"},
-		"variants":   []any{map[string]any{"name": "blue", "weight": 1000}}}).Want(t, 200)
+		"variants":   []any{map[string]any{"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}}}).Want(t, 200)
 	h.Do(t, "POST", envPath("flag-on", dev)+"/on", h.AdminToken, nil).Want(t, 200)
 	seg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "u1-only",
 		"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"u1"}}}}).Want(t, 201).Map(t)

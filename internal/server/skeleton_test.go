@@ -47,7 +47,7 @@ func TestFeatureTypes(t *testing.T) {
 			}
 		}
 		h.Do(t, "GET", "/api/admin/feature-types", h.AdminToken, nil).Want(t, 200).JSON(t, &body)
-		want := map[string]int{"release": 40, "experiment": 40, "operational": 7, "kill-switch": -1, "permission": -1}
+		want := map[string]int{"release": 40, "experiment": 40, "operational": 7, "kill-switch": -1, "permission": -1, "sunset": 90}
 		if body.Version != 1 || len(body.Types) != len(want) {
 			t.Fatalf("types: %+v", body)
 		}

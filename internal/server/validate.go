@@ -1,10 +1,16 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -55,67 +61,203 @@ const (
 	maxSegmentsPerStrat = 5
 )
 
-// validateConstraints checks each constraint's context name and operator.
-func validateConstraints(property string, cs []engine.Constraint) error {
+// multiValueOperators take a list of values; the others take one value.
+var multiValueOperators = []string{"IN", "NOT_IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS"}
+
+// constraintInput is a constraint as an admin call sends it. It remembers
+// whether "value" was given as an empty string, which Unleash refuses for
+// every operator (an absent value is fine where none is needed).
+type constraintInput struct {
+	engine.Constraint
+	emptyValue bool
+}
+
+// UnmarshalJSON reads the constraint and notes an empty "value".
+func (c *constraintInput) UnmarshalJSON(data []byte) error {
+	var probe struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(data, &c.Constraint); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	c.emptyValue = string(probe.Value) == `""`
+	return nil
+}
+
+// constraintInputs wraps stored constraints to be checked or patched again.
+func constraintInputs(cs []engine.Constraint) []constraintInput {
+	out := make([]constraintInput, len(cs))
+	for i, c := range cs {
+		out[i] = constraintInput{Constraint: c}
+	}
+	return out
+}
+
+// engineConstraints unwraps checked constraints.
+func engineConstraints(cs []constraintInput) []engine.Constraint {
+	if cs == nil {
+		return nil
+	}
+	out := make([]engine.Constraint, len(cs))
+	for i, c := range cs {
+		out[i] = c.Constraint
+	}
+	return out
+}
+
+// validateConstraints checks constraints as Unleash does before it stores
+// them, so that none is stored that could never match.
+func validateConstraints(property string, cs []constraintInput) error {
 	if len(cs) > maxConstraints {
 		return apierr.Validation("The `%s` property may hold at most %d constraints.", property, maxConstraints)
 	}
 	for i, c := range cs {
-		at := fmt.Sprintf("%s[%d]", property, i)
-		if strings.TrimSpace(c.ContextName) == "" {
-			return apierr.Validation("The `%s.contextName` property is required. It was not present on the data you sent.", at)
+		if err := validateConstraint(fmt.Sprintf("%s[%d]", property, i), c); err != nil {
+			return err
 		}
-		if !slices.Contains(constraintOperators, c.Operator) {
-			return apierr.Validation("The `%s.operator` property must be one of %s. You provided %q.", at, strings.Join(constraintOperators, ", "), c.Operator)
+	}
+	return nil
+}
+
+// validateConstraint checks one constraint: its context name and operator,
+// each value (1–100 characters), and the operand its operator needs: at
+// least one value for the list operators; a number, a date or a semantic
+// version for the single-value ones; a valid, non-inverted pattern for
+// REGEX.
+func validateConstraint(at string, c constraintInput) error {
+	if c.ContextName == "" {
+		return apierr.Validation("The `%s.contextName` property is required. It was not present on the data you sent.", at)
+	}
+	op := c.Operator
+	if !slices.Contains(constraintOperators, op) {
+		return apierr.Validation("The `%s.operator` property must be one of %s. You provided %q.", at, strings.Join(constraintOperators, ", "), op)
+	}
+	if len(c.Values) > maxConstraintValues {
+		return apierr.Validation("The `%s.values` property may hold at most %d values.", at, maxConstraintValues)
+	}
+	for j, v := range c.Values {
+		if v == "" || jsLength(v) > 100 {
+			return apierr.Validation("The `%s.values[%d]` property must be 1 to 100 characters long. You provided %q.", at, j, v)
 		}
-		if len(c.Values) > maxConstraintValues {
-			return apierr.Validation("The `%s.values` property may hold at most %d values.", at, maxConstraintValues)
+	}
+	if c.emptyValue {
+		return apierr.Validation("The `%s.value` property must not be empty.", at)
+	}
+	switch {
+	case slices.Contains(multiValueOperators, op):
+		if len(c.Values) == 0 {
+			return apierr.Validation("The `%s.values` property must hold at least one value for the %s operator.", at, op)
 		}
+	case c.Value == "":
+		return apierr.Validation("The `%s.value` property is required for the %s operator. It was not present on the data you sent.", at, op)
+	case op == "REGEX":
+		if _, err := syntax.Parse(c.Value, syntax.Perl); err != nil {
+			return apierr.Validation("The `%s.value` property must be a valid regular expression: %v.", at, err)
+		}
+		if c.Inverted {
+			return apierr.Validation("The `%s.inverted` property cannot be true for the REGEX operator.", at)
+		}
+	case strings.HasPrefix(op, "NUM_") && !jsNumber(c.Value):
+		return apierr.Validation("The `%s.value` property must be a number for the %s operator. You provided %q.", at, op, c.Value)
+	case strings.HasPrefix(op, "DATE_") && !jsDate(c.Value):
+		return apierr.Validation("The `%s.value` property must be a date for the %s operator. You provided %q.", at, op, c.Value)
+	case strings.HasPrefix(op, "SEMVER_") && !unleashSemver(c.Value):
+		return apierr.Validation("The `%s.value` property must be a semantic version (such as 1.2.3, without a leading v) for the %s operator. You provided %q.", at, op, c.Value)
 	}
 	return nil
 }
 
 var payloadTypes = []string{"json", "csv", "string", "number"}
 
-// normalizeVariants validates variants and spreads the weight left by the
-// `fix` variants over the `variable` ones so the total is 1000.
-func normalizeVariants(property string, vs []engine.Variant, allowOverrides bool) ([]engine.Variant, error) {
+// variantInput is a variant as an admin call sends it. It remembers which
+// of the properties that Unleash requires were given.
+type variantInput struct {
+	engine.Variant
+	weightGiven, stickinessGiven bool
+}
+
+// UnmarshalJSON reads the variant and notes a non-null weight and
+// stickiness.
+func (v *variantInput) UnmarshalJSON(data []byte) error {
+	var probe struct {
+		Weight     json.RawMessage `json:"weight"`
+		Stickiness json.RawMessage `json:"stickiness"`
+	}
+	if err := json.Unmarshal(data, &v.Variant); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	given := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	v.weightGiven, v.stickinessGiven = given(probe.Weight), given(probe.Stickiness)
+	return nil
+}
+
+// variantInputs wraps stored variants to be checked again.
+func variantInputs(vs []engine.Variant) []variantInput {
+	out := make([]variantInput, len(vs))
+	for i, v := range vs {
+		out[i] = variantInput{Variant: v, weightGiven: true, stickinessGiven: true}
+	}
+	return out
+}
+
+// variantRules says whether a list of variants must give each variant's
+// weight type and stickiness (a strategy's variants, as on Unleash) or may
+// leave them to default to variable and default (a flag environment's
+// legacy variants, and variants read from a state import).
+type variantRules struct{ required bool }
+
+var (
+	strategyVariants  = variantRules{required: true}
+	defaultedVariants = variantRules{}
+)
+
+// variantCollator orders variants by name as JavaScript's localeCompare
+// does (Unleash stores and serves them in that order).
+var variantCollator = sync.OnceValue(func() *collate.Collator { return collate.New(language.Und) })
+
+// normalizeVariants validates variants as Unleash does, spreads the weight
+// left by the `fix` variants over the `variable` ones (the first of them,
+// in the order given, get the remainder) so the total is 1000, and sorts
+// them by name, which decides the bucket of each user.
+func normalizeVariants(property string, vs []variantInput, rules variantRules) ([]engine.Variant, error) {
 	out := make([]engine.Variant, len(vs))
-	copy(out, vs)
 	seen := map[string]bool{}
 	fixed, variable := 0, 0
-	for i := range out {
-		v := &out[i]
+	for i, in := range vs {
+		v := in.Variant
 		at := fmt.Sprintf("%s[%d]", property, i)
-		if v.Name == "" {
-			return nil, apierr.Validation("The `%s.name` property is required. It was not present on the data you sent.", at)
+		if err := validateName(at+".name", v.Name); err != nil {
+			return nil, err
 		}
 		if seen[v.Name] {
 			return nil, apierr.Validation("The `%s.name` property must be unique; %q appears twice.", at, v.Name)
 		}
 		seen[v.Name] = true
-		if v.WeightType == "" {
-			v.WeightType = "variable"
-		}
-		if v.WeightType != "variable" && v.WeightType != "fix" {
-			return nil, apierr.Validation("The `%s.weightType` property must be one of variable, fix. You provided %q.", at, v.WeightType)
+		if !in.weightGiven {
+			return nil, apierr.Validation("The `%s.weight` property is required. It was not present on the data you sent.", at)
 		}
 		if v.Weight < 0 || v.Weight > 1000 {
 			return nil, apierr.Validation("The `%s.weight` property must be between 0 and 1000. You sent %d.", at, v.Weight)
 		}
-		if v.Stickiness == "" {
-			v.Stickiness = "default"
+		if rules.required && v.WeightType == "" {
+			return nil, apierr.Validation("The `%s.weightType` property is required. It was not present on the data you sent.", at)
 		}
-		if p := v.Payload; p != nil {
-			if !slices.Contains(payloadTypes, p.Type) {
-				return nil, apierr.Validation("The `%s.payload.type` property must be one of json, csv, string, number. You provided %q.", at, p.Type)
-			}
-			if p.Type == "json" && !json.Valid([]byte(p.Value)) {
-				return nil, apierr.Validation("The `%s.payload.value` property must be a valid JSON string when the type is json.", at)
-			}
+		v.WeightType = cmp.Or(v.WeightType, "variable")
+		if v.WeightType != "variable" && v.WeightType != "fix" {
+			return nil, apierr.Validation("The `%s.weightType` property must be one of variable, fix. You provided %q.", at, v.WeightType)
 		}
-		if len(v.Overrides) > 0 && !allowOverrides {
-			return nil, apierr.Validation("The `%s.overrides` property is not allowed here.", at)
+		if rules.required && !in.stickinessGiven {
+			return nil, apierr.Validation("The `%s.stickiness` property is required. It was not present on the data you sent.", at)
+		}
+		v.Stickiness = cmp.Or(v.Stickiness, "default")
+		if err := validatePayload(at, v.Payload); err != nil {
+			return nil, err
 		}
 		for j, o := range v.Overrides {
 			if o.ContextName == "" {
@@ -127,18 +269,16 @@ func normalizeVariants(property string, vs []engine.Variant, allowOverrides bool
 		} else {
 			variable++
 		}
+		out[i] = v
 	}
 	if len(out) == 0 {
 		return out, nil
 	}
+	if variable == 0 {
+		return nil, apierr.Validation("The `%s` property must hold at least one variant with a variable weight.", property)
+	}
 	if fixed > 1000 {
 		return nil, apierr.Validation("The fixed weights of `%s` add up to %d, more than 1000.", property, fixed)
-	}
-	if variable == 0 {
-		if fixed != 1000 {
-			return nil, apierr.Validation("The weights of `%s` must add up to 1000 when no variant has a variable weight (they add up to %d).", property, fixed)
-		}
-		return out, nil
 	}
 	share, rest := (1000-fixed)/variable, (1000-fixed)%variable
 	for i := range out {
@@ -150,5 +290,28 @@ func normalizeVariants(property string, vs []engine.Variant, allowOverrides bool
 			}
 		}
 	}
+	collator := variantCollator()
+	slices.SortStableFunc(out, func(a, b engine.Variant) int { return collator.CompareString(a.Name, b.Name) })
 	return out, nil
+}
+
+// validatePayload checks a variant's payload: a known type and a value,
+// which for json must be a JSON object or array.
+func validatePayload(at string, p *engine.VariantPayload) error {
+	if p == nil {
+		return nil
+	}
+	if !slices.Contains(payloadTypes, p.Type) {
+		return apierr.Validation("The `%s.payload.type` property must be one of json, csv, string, number. You provided %q.", at, p.Type)
+	}
+	if p.Value == "" {
+		return apierr.Validation("The `%s.payload.value` property is required. It was not present on the data you sent.", at)
+	}
+	if p.Type == "json" {
+		doc := strings.TrimLeft(p.Value, " \t\r\n")
+		if !json.Valid([]byte(p.Value)) || (doc[0] != '{' && doc[0] != '[') {
+			return apierr.Validation("The `%s.payload.value` property must be a JSON object or array when the type is json.", at)
+		}
+	}
+	return nil
 }
