@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/httpserver"
 )
 
 // Config is the whole configuration of the client proxy. LoadConfig fills
@@ -103,6 +105,10 @@ type Config struct {
 	// BackupDir is where the default file storage keeps its backup
 	// (EXP_BACKUP_DIR); empty means the system temporary directory.
 	BackupDir string
+	// HTTP holds the connection timeouts and the header size limit
+	// `bunting proxy` serves with (HTTP_READ_TIMEOUT and the others of
+	// httpserver.Options); zero fields get the defaults.
+	HTTP httpserver.Limits
 }
 
 // Tag is one name:value tag filter.
@@ -195,6 +201,7 @@ func DefaultConfig() Config {
 		HTTPOptions:   HTTPOptions{RejectUnauthorized: true},
 		ScriptTimeout: 100 * time.Millisecond,
 		MaxBodyBytes:  100 * 1024,
+		HTTP:          httpserver.DefaultLimits(),
 	}
 }
 
@@ -328,7 +335,7 @@ func LoadConfigTo(lookupEnv func(string) (string, bool), args []string, w io.Wri
 		lookupEnv = os.LookupEnv
 	}
 	cfg := DefaultConfig()
-	opts := options()
+	opts := append(options(), limitOptions()...)
 	var errs []error
 	clientKeysSet := false
 	for _, o := range opts {
@@ -416,6 +423,7 @@ func (c *Config) Validate() error {
 		c.ScriptTimeout = 100 * time.Millisecond
 	}
 	c.ProxyBasePath = normaliseBasePath(c.ProxyBasePath)
+	c.HTTP = withDefaultLimits(c.HTTP)
 	return errors.Join(errs...)
 }
 
