@@ -27,7 +27,7 @@ type FrontendOptions struct {
 	Snapshot func(r *http.Request) (*engine.Snapshot, error)
 	// EnableAll serves "/all"; otherwise "/all" answers 501.
 	EnableAll bool
-	// Usage counts every evaluation; may be nil.
+	// Usage counts every evaluation of a known flag; may be nil.
 	Usage *Usage
 	// Complete finishes the context of a request after it was parsed
 	// (remote address, forced environment, default appName, enrichers);
@@ -255,10 +255,9 @@ func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *sn
 			results = append(results, res)
 			buf = st.enc.appendToggle(buf, &res)
 		} else {
+			// Not counted: upstream keeps usage of its own flags only,
+			// and a client could otherwise fill the bucket with names.
 			buf = appendUnknownToggle(buf, name)
-			if h.opts.Usage != nil {
-				h.opts.Usage.RecordUnknown(name, 1)
-			}
 		}
 		buf = append(buf, ',')
 	}

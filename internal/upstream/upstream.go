@@ -115,6 +115,22 @@ func IsUnauthorized(err error) bool {
 	return errors.As(err, &se) && se.Unauthorized()
 }
 
+// IsRejected reports whether err is upstream refusing the request itself
+// as invalid: a 4xx other than 401 and 403 (the token), 404 (a wrong path,
+// which an operator may fix), 408 and 429 (try later). Sending the same
+// request again cannot succeed.
+func IsRejected(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status < 400 || se.Status > 499 {
+		return false
+	}
+	switch se.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
 // Fetched is the outcome of a successful fetch.
 type Fetched struct {
 	// Features is nil when upstream answered 304 or sent the same bytes
