@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/httpserver"
+	"github.com/bunting-flags/bunting/internal/redact"
 )
 
 // Config is the whole configuration of the client proxy. LoadConfig fills
@@ -217,8 +218,12 @@ type option struct {
 	set    func(c *Config, v string) error
 }
 
-// optionError names the option and its variable in a startup error.
+// optionError names the option and its variable in a startup error; a URL
+// is shown without what may hold a credential.
 func (o option) errorf(v string, err error) error {
+	if strings.Contains(v, "://") {
+		v = redact.URL(v)
+	}
 	return fmt.Errorf("invalid value %q for %s (%s, -%s): %w", v, o.name, o.envs[0], o.flag, err)
 }
 
@@ -397,7 +402,7 @@ func (c *Config) Validate() error {
 	if c.UpstreamURL == "" {
 		errs = append(errs, errors.New("you must specify the upstreamUrl option (UPSTREAM_URL, -upstream-url)"))
 	} else if u, err := parseUpstreamURL(c.UpstreamURL); err != nil {
-		errs = append(errs, fmt.Errorf("invalid value %q for upstreamUrl (UPSTREAM_URL, -upstream-url): %w", c.UpstreamURL, err))
+		errs = append(errs, fmt.Errorf("invalid value %q for upstreamUrl (UPSTREAM_URL, -upstream-url): %w", redact.URL(c.UpstreamURL), err))
 	} else {
 		c.UpstreamURL = u
 	}

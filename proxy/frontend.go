@@ -234,7 +234,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) (
 			return buf, nil
 		}
 		if err != nil {
-			return buf, apierr.From(err)
+			return buf, bodyError(err)
 		}
 	}
 }

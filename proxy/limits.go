@@ -1,6 +1,12 @@
 package proxy
 
-import "github.com/bunting-flags/bunting/internal/httpserver"
+import (
+	"errors"
+	"net/http"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpserver"
+)
 
 // limitOptions are the connection limits (timeouts, header size) as proxy
 // options, read from the same variables and flags as `bunting server`'s.
@@ -37,4 +43,15 @@ func withDefaultLimits(l httpserver.Limits) httpserver.Limits {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
 	}
 	return l
+}
+
+// bodyError is the answer to a body that could not be read: 413 past the
+// limit, otherwise 400 (the client went away or was too slow for the
+// read timeout), not an internal error.
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apierr.From(err)
+	}
+	return apierr.Validation("could not read the request body: %v", err)
 }

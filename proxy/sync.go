@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/redact"
 	"github.com/bunting-flags/bunting/internal/upstream"
 )
 
@@ -170,7 +171,7 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 			return
 		}
 	}
-	p.log.Warn("bootstrap failed", "url", p.cfg.ExpBootstrap.URL, "err", err)
+	p.log.Warn("bootstrap failed", "url", redact.URL(p.cfg.ExpBootstrap.URL), "err", err)
 }
 
 // metricsLoop registers once the proxy is ready and then posts usage

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/redact"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -43,7 +44,7 @@ func serveProxy(ctx context.Context, p *proxy.Proxy, cfg proxy.Config, log *slog
 	}
 	srv := cfg.HTTP.Server(p, log)
 	ln = proxy.CoalesceWrites(srv, ln)
-	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", cfg.UpstreamURL)
+	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", redact.URL(cfg.UpstreamURL))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan error, 1)
