@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,6 +223,9 @@ func checkJSONContentType(r *http.Request) error {
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
 	if r.ContentLength > limit {
 		return buf, apierr.TooLarge("the request body is larger than the limit of %d bytes", limit)
+	}
+	if n := r.ContentLength; n > int64(cap(buf)) {
+		buf = slices.Grow(buf, int(n)+1) // read once into a buffer of the right size
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	for {
