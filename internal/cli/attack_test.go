@@ -139,6 +139,7 @@ func poisonBody() string {
 // the proxy's memory stays flat, and the database holds usage of real
 // flags only.
 func TestMetricsPoisoningAttack(t *testing.T) {
+	t.Parallel()
 	a := newAttackSetup(t)
 	proxy := a.startProxy(t, nil)
 	before := proxy.memory(t)
@@ -248,6 +249,7 @@ func toggleListBody(names []string) string {
 // name and refuses lists over 1,000 names, so its peak memory stays
 // bounded.
 func TestPostAmplificationAttack(t *testing.T) {
+	t.Parallel()
 	a := newAttackSetup(t)
 	proxy := a.startProxy(t, map[string]string{"UPSTREAM_METRICS_INTERVAL": "0"})
 	before := proxy.memory(t)

@@ -113,6 +113,7 @@ func (s *secretSession) useEverywhere(base, path, secret string) {
 // all-in-one mode's banner on stdout, which shows its tokens on purpose,
 // is the one exception.
 func TestNoSecretReachesTheLogs(t *testing.T) {
+	t.Parallel()
 	s := &secretSession{t: t}
 	db := servertest.NewPostgres(t)
 	dbURL, err := url.Parse(db.URL)

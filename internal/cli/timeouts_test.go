@@ -116,6 +116,7 @@ func checkClosed(t *testing.T, name string, open []time.Duration, within time.Du
 // that trickle a body or their headers, or sit idle, once the read,
 // header or idle timeout passes (1 s, 0.5 s, 1 s here).
 func TestSlowClientsAreDisconnected(t *testing.T) {
+	t.Parallel()
 	const within = 3 * time.Second // 1 s timeouts, a loaded machine
 	const bodies, headers, idle = 150, 25, 25
 
