@@ -77,18 +77,23 @@ func TestBrowserSDK(t *testing.T) {
 			require.NoError(t, cmd.Wait())
 			assert.Equal(t, []string{"READY", "UPDATED", "SENT"}, seen)
 
-			// The proxy never evaluates "sdk-only-name" (it is not in the
-			// configuration and never asked for in a toggle list), so a
-			// count for it upstream can only come from the SDK's metrics.
+			// The proxy's own evaluations never count the "disabled"
+			// fallback of a flag without variants, so that count upstream
+			// can only come from the SDK's metrics (its getVariant call).
+			// The SDK's count of a name the proxy does not serve is
+			// dropped.
 			eventually(t, "the SDK's counts upstream", func() bool {
 				for _, m := range u.metricsPosts() {
 					b := m["bucket"].(map[string]any)
-					if tc, ok := b["toggles"].(map[string]any)["sdk-only-name"].(map[string]any); ok && tc["no"].(float64) >= 1 {
+					if tc, ok := b["toggles"].(map[string]any)["enabled-simple"].(map[string]any); ok && tc["variants"].(map[string]any)["disabled"] != nil {
 						return true
 					}
 				}
 				return false
 			})
+			for _, m := range u.metricsPosts() {
+				assert.NotContains(t, m["bucket"].(map[string]any)["toggles"], "sdk-only-name")
+			}
 		})
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/httpserver"
+	"github.com/bunting-flags/bunting/internal/redact"
 )
 
 // Config is the whole configuration of the client proxy. LoadConfig fills
@@ -103,6 +106,10 @@ type Config struct {
 	// BackupDir is where the default file storage keeps its backup
 	// (EXP_BACKUP_DIR); empty means the system temporary directory.
 	BackupDir string
+	// HTTP holds the connection timeouts and the header size limit
+	// `bunting proxy` serves with (HTTP_READ_TIMEOUT and the others of
+	// httpserver.Options); zero fields get the defaults.
+	HTTP httpserver.Limits
 }
 
 // Tag is one name:value tag filter.
@@ -195,6 +202,7 @@ func DefaultConfig() Config {
 		HTTPOptions:   HTTPOptions{RejectUnauthorized: true},
 		ScriptTimeout: 100 * time.Millisecond,
 		MaxBodyBytes:  100 * 1024,
+		HTTP:          httpserver.DefaultLimits(),
 	}
 }
 
@@ -210,8 +218,12 @@ type option struct {
 	set    func(c *Config, v string) error
 }
 
-// optionError names the option and its variable in a startup error.
+// optionError names the option and its variable in a startup error; a URL
+// is shown without what may hold a credential.
 func (o option) errorf(v string, err error) error {
+	if strings.Contains(v, "://") {
+		v = redact.URL(v)
+	}
 	return fmt.Errorf("invalid value %q for %s (%s, -%s): %w", v, o.name, o.envs[0], o.flag, err)
 }
 
@@ -328,7 +340,7 @@ func LoadConfigTo(lookupEnv func(string) (string, bool), args []string, w io.Wri
 		lookupEnv = os.LookupEnv
 	}
 	cfg := DefaultConfig()
-	opts := options()
+	opts := append(options(), limitOptions()...)
 	var errs []error
 	clientKeysSet := false
 	for _, o := range opts {
@@ -390,7 +402,7 @@ func (c *Config) Validate() error {
 	if c.UpstreamURL == "" {
 		errs = append(errs, errors.New("you must specify the upstreamUrl option (UPSTREAM_URL, -upstream-url)"))
 	} else if u, err := parseUpstreamURL(c.UpstreamURL); err != nil {
-		errs = append(errs, fmt.Errorf("invalid value %q for upstreamUrl (UPSTREAM_URL, -upstream-url): %w", c.UpstreamURL, err))
+		errs = append(errs, fmt.Errorf("invalid value %q for upstreamUrl (UPSTREAM_URL, -upstream-url): %w", redact.URL(c.UpstreamURL), err))
 	} else {
 		c.UpstreamURL = u
 	}
@@ -416,6 +428,7 @@ func (c *Config) Validate() error {
 		c.ScriptTimeout = 100 * time.Millisecond
 	}
 	c.ProxyBasePath = normaliseBasePath(c.ProxyBasePath)
+	c.HTTP = withDefaultLimits(c.HTTP)
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ type FrontendOptions struct {
 	Snapshot func(r *http.Request) (*engine.Snapshot, error)
 	// EnableAll serves "/all"; otherwise "/all" answers 501.
 	EnableAll bool
-	// Usage counts every evaluation; may be nil.
+	// Usage counts every evaluation of a known flag; may be nil.
 	Usage *Usage
 	// Complete finishes the context of a request after it was parsed
 	// (remote address, forced environment, default appName, enrichers);
@@ -223,6 +224,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) (
 	if r.ContentLength > limit {
 		return buf, apierr.TooLarge("the request body is larger than the limit of %d bytes", limit)
 	}
+	if n := r.ContentLength; n > int64(cap(buf)) {
+		buf = slices.Grow(buf, int(n)+1) // read once into a buffer of the right size
+	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	for {
 		if len(buf) == cap(buf) {
@@ -234,7 +238,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) (
 			return buf, nil
 		}
 		if err != nil {
-			return buf, apierr.From(err)
+			return buf, bodyError(err)
 		}
 	}
 }
@@ -255,10 +259,9 @@ func (h *FrontendHandler) respond(w http.ResponseWriter, r *http.Request, st *sn
 			results = append(results, res)
 			buf = st.enc.appendToggle(buf, &res)
 		} else {
+			// Not counted: upstream keeps usage of its own flags only,
+			// and a client could otherwise fill the bucket with names.
 			buf = appendUnknownToggle(buf, name)
-			if h.opts.Usage != nil {
-				h.opts.Usage.RecordUnknown(name, 1)
-			}
 		}
 		buf = append(buf, ',')
 	}

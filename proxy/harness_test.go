@@ -44,6 +44,10 @@ type fakeUpstream struct {
 	registers    []map[string]any
 	metrics      []map[string]any
 	metricsHdr   []http.Header
+
+	// metricsFailStatus, when set, replaces 503 as the status of the
+	// metricsFail failed posts.
+	metricsFailStatus int
 }
 
 func newFakeUpstream(t *testing.T, payload string) *fakeUpstream {
@@ -146,7 +150,11 @@ func (u *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		defer u.mu.Unlock()
 		if u.metricsFail > 0 {
 			u.metricsFail--
-			http.Error(w, "down", http.StatusServiceUnavailable)
+			status := http.StatusServiceUnavailable
+			if u.metricsFailStatus != 0 {
+				status = u.metricsFailStatus
+			}
+			http.Error(w, "down", status)
 			return
 		}
 		u.metrics = append(u.metrics, body)

@@ -51,7 +51,47 @@ func parsePostBody(body []byte, ctx *engine.Context, buf []string) (names []stri
 	if len(names) == 0 {
 		names = nil
 	}
-	return names, nil
+	return dedupe(names), nil
+}
+
+// MaxToggleNames is the most names a POST's toggle list may hold (a 400
+// beyond): each name costs an evaluation and an element of the answer, so
+// the work and memory of one request stay bounded whatever the body limit.
+const MaxToggleNames = 1000
+
+var errTooManyToggles = apierr.Validation("toggles may list at most %d names", MaxToggleNames)
+
+// dedupe removes repeated names, keeping the first of each in place: each
+// flag is answered once. (The reference answers a repeated name again;
+// SDKs read the answer as a map from name to toggle.)
+func dedupe(names []string) []string {
+	if len(names) < 2 {
+		return names
+	}
+	out := names[:1]
+	var seen map[string]struct{}
+	if len(names) > 16 {
+		seen = make(map[string]struct{}, len(names))
+		seen[names[0]] = struct{}{}
+	}
+next:
+	for _, n := range names[1:] {
+		if seen != nil {
+			if _, dup := seen[n]; dup {
+				continue
+			}
+			seen[n] = struct{}{}
+		} else {
+			for _, kept := range out {
+				if kept == n {
+					continue next
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	clear(names[len(out):]) // the dropped substrings are not kept alive
+	return out
 }
 
 // scanner walks a JSON document; err is set on a syntax error, after
@@ -184,7 +224,11 @@ func (s *scanner) stringArray(names []string, verr error) ([]string, error) {
 		}
 		if s.peek() == '"' {
 			v, _ := s.str()
-			names = append(names, v)
+			if len(names) < MaxToggleNames {
+				names = append(names, v)
+			} else {
+				verr = firstErr(verr, errTooManyToggles)
+			}
 		} else {
 			s.skip()
 			verr = firstErr(verr, apierr.Validation("toggles must be an array of strings"))

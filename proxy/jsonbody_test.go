@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,9 +30,11 @@ func oracleParse(body []byte, ctx *engine.Context) ([]string, error) {
 		if json.Unmarshal(t, &names) != nil || t[0] != '[' {
 			return nil, errors.New("bad toggles")
 		}
-		for _, n := range names {
-			_ = n
+		if len(names) > MaxToggleNames {
+			return nil, errors.New("too many toggles")
 		}
+		seen := map[string]bool{}
+		names = slices.DeleteFunc(names, func(n string) bool { dup := seen[n]; seen[n] = true; return dup })
 		var raw []json.RawMessage
 		_ = json.Unmarshal(t, &raw)
 		for _, r := range raw {
@@ -114,6 +119,17 @@ var postBodies = []string{
 	`{"toggles":["caf\u00e9","\"q\"","😀"],"context":{"userId":"\u00fcber","properties":{"k\n":"v\t"}}}`,
 	`{"blah":{"deep":[1,2,{"x":[true,false,null]}]},"toggles":["x"]}`, `{"toggles":["a",]}`, `{"a":01}`, `{"a":1.}`,
 	`{"toggles":["a"],"toggles":["b"]}`, `{"context":{"userId":"a","userId":"b"}}`, "{\"a\":\"\x01\"}", `{"a":-}`,
+	manyToggles(MaxToggleNames, 0), manyToggles(MaxToggleNames+1, 0), manyToggles(40, 7), manyToggles(MaxToggleNames+5, 600),
+}
+
+// manyToggles is a body listing n names, every one of them distinct but
+// for repeats, which are names listed again.
+func manyToggles(n, repeats int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf(`"t%d"`, i%(n-repeats))
+	}
+	return `{"toggles":[` + strings.Join(names, ",") + `]}`
 }
 
 func TestPostBodyScannerAgreesWithEncodingJSON(t *testing.T) {

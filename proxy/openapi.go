@@ -70,7 +70,7 @@ func OpenAPI(cfg Config) []byte {
 		"Context": obj{"type": "object", "properties": obj{"appName": str, "environment": str, "userId": str, "sessionId": str,
 			"remoteAddress": str, "currentTime": obj{"type": "string", "format": "date-time"},
 			"properties": obj{"type": "object", "additionalProperties": str}}, "additionalProperties": str},
-		"LookupToggles": obj{"type": "object", "properties": obj{"context": ref("Context"), "toggles": obj{"type": "array", "items": str}}},
+		"LookupToggles": obj{"type": "object", "properties": obj{"context": ref("Context"), "toggles": obj{"type": "array", "items": str, "maxItems": MaxToggleNames}}},
 		"Payload":       obj{"type": "object", "required": []any{"type", "value"}, "properties": obj{"type": obj{"type": "string", "enum": []any{"string", "json", "csv", "number"}}, "value": str}},
 		"Variant": obj{"type": "object", "required": []any{"name", "enabled"}, "properties": obj{"name": str, "enabled": obj{"type": "boolean"},
 			"payload": ref("Payload"), "feature_enabled": obj{"type": "boolean"}, "featureEnabled": obj{"type": "boolean"}}},

@@ -120,6 +120,10 @@ type Proxy struct {
 	anyOrigin  http.Header
 	clientKeys map[string]struct{}
 	sdkTokens  map[string]struct{}
+
+	// sdkVariants indexes the served snapshots' variants for SDK metrics
+	// posts (addSDKUsage); built on the first post after a change.
+	sdkVariants atomic.Pointer[[]*variantIndex]
 }
 
 // servedSnapshots is how many snapshots the proxy keeps encodings and

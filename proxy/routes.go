@@ -170,14 +170,17 @@ type sdkMetrics struct {
 	AppName    *string `json:"appName"`
 	InstanceID string  `json:"instanceId"`
 	Bucket     *struct {
-		Start   *string `json:"start"`
-		Stop    *string `json:"stop"`
-		Toggles map[string]struct {
-			Yes      int64            `json:"yes"`
-			No       int64            `json:"no"`
-			Variants map[string]int64 `json:"variants"`
-		} `json:"toggles"`
+		Start   *string              `json:"start"`
+		Stop    *string              `json:"stop"`
+		Toggles map[string]sdkToggle `json:"toggles"`
 	} `json:"bucket"`
+}
+
+// sdkToggle is one flag's counts in an SDK's metrics post.
+type sdkToggle struct {
+	Yes      int64            `json:"yes"`
+	No       int64            `json:"no"`
+	Variants map[string]int64 `json:"variants"`
 }
 
 func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error {
@@ -207,9 +210,9 @@ func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error
 	return nil
 }
 
-// serveClientMetrics adds what an SDK posts to the proxy's own bucket. It
-// has no readiness gate (as the reference); client keys and server-side
-// SDK tokens are accepted.
+// serveClientMetrics adds what an SDK posts about the proxy's flags to its
+// own bucket. It has no readiness gate (as the reference); client keys and
+// server-side SDK tokens are accepted.
 func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		p.methodNotAllowed(w, r, "POST")
@@ -228,9 +231,7 @@ func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, r, p.log, err)
 		return
 	}
-	for name, t := range m.Bucket.Toggles {
-		p.usage.Add(name, t.Yes, t.No, t.Variants)
-	}
+	p.addSDKUsage(m.Bucket.Toggles)
 	writeOK(w)
 }
 

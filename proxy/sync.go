@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/redact"
 	"github.com/bunting-flags/bunting/internal/upstream"
 )
 
@@ -170,7 +171,7 @@ func (p *Proxy) bootstrap(ctx context.Context) {
 			return
 		}
 	}
-	p.log.Warn("bootstrap failed", "url", p.cfg.ExpBootstrap.URL, "err", err)
+	p.log.Warn("bootstrap failed", "url", redact.URL(p.cfg.ExpBootstrap.URL), "err", err)
 }
 
 // metricsLoop registers once the proxy is ready and then posts usage
@@ -236,29 +237,67 @@ func (p *Proxy) register(ctx context.Context) bool {
 	return err == nil
 }
 
-// postMetrics sends the current bucket; on failure the counts go back.
+// maxMetricsPostBytes bounds the JSON of one upstream metrics post: a
+// bucket with more is sent in several posts, so that a proxy serving
+// thousands of flags stays under upstream body limits (100 kB by default
+// on Bunting and Unleash).
+const maxMetricsPostBytes = 64 << 10
+
+// postMetrics sends the current bucket, in parts of at most
+// maxMetricsPostBytes. A part that fails on the way (network error, 5xx,
+// 401, 429, …) goes back with the parts not sent yet, to be retried with
+// the next post; a part upstream rejects as invalid (see
+// upstream.IsRejected) is dropped, since sending it again cannot succeed
+// and would keep later usage from being reported.
 func (p *Proxy) postMetrics(ctx context.Context) error {
 	b := p.usage.Flush()
 	if b.Empty() {
 		return nil
 	}
-	err := p.upstream.PostMetrics(ctx, upstream.Metrics{
-		AppName:         p.cfg.UpstreamAppName,
-		InstanceID:      p.instanceID,
-		ConnectionID:    p.upstreamConfig().ConnectionID,
-		Bucket:          &b,
-		Environment:     p.cfg.Environment,
-		PlatformName:    "go",
-		PlatformVersion: runtime.Version(),
-		SpecVersion:     upstream.SpecVersion,
-	})
-	if err != nil {
-		p.usage.Restore(b)
-		p.metrics.posts.WithLabelValues("error").Inc()
-		return err
+	parts := splitBucket(b, maxMetricsPostBytes)
+	for i := range parts {
+		err := p.upstream.PostMetrics(ctx, upstream.Metrics{
+			AppName:         p.cfg.UpstreamAppName,
+			InstanceID:      p.instanceID,
+			ConnectionID:    p.upstreamConfig().ConnectionID,
+			Bucket:          &parts[i],
+			Environment:     p.cfg.Environment,
+			PlatformName:    "go",
+			PlatformVersion: runtime.Version(),
+			SpecVersion:     upstream.SpecVersion,
+		})
+		switch {
+		case err == nil:
+			p.metrics.posts.WithLabelValues("ok").Inc()
+		case upstream.IsRejected(err):
+			p.metrics.posts.WithLabelValues("rejected").Inc()
+			p.log.Warn("upstream rejected usage metrics as invalid; their counts are dropped", "err", err, "flags", len(parts[i].Toggles))
+		default:
+			p.metrics.posts.WithLabelValues("error").Inc()
+			for _, rest := range parts[i:] {
+				p.usage.Restore(rest)
+			}
+			return err
+		}
 	}
-	p.metrics.posts.WithLabelValues("ok").Inc()
 	return nil
+}
+
+// splitBucket cuts b into buckets (same start and stop) whose JSON stays
+// under about limit bytes each; a single flag larger than limit goes alone.
+func splitBucket(b Bucket, limit int) []Bucket {
+	var parts []Bucket
+	size := limit
+	for name, t := range b.Toggles {
+		n := toggleSize(name, t)
+		if size+n > limit {
+			parts = append(parts, Bucket{Start: b.Start, Stop: b.Stop, Toggles: map[string]*ToggleCount{}})
+			size = 100 // the envelope: appName, instanceId, start, stop, …
+		}
+		parts[len(parts)-1].Toggles[name] = t
+		size += n
+	}
+	return parts
 }
 
 // finalFlush posts what is left when the proxy stops, briefly.
@@ -277,4 +316,31 @@ func (p *Proxy) backupKey() string {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s|%s|%s|%v", p.cfg.UpstreamURL, p.cfg.ProjectName, p.cfg.NamePrefix, p.cfg.Tags)
 	return fmt.Sprintf("%s-%08x", p.cfg.UpstreamAppName, h.Sum32())
+}
+
+// toggleSize bounds the JSON of one flag's counts in a metrics post
+// (counts take at most 19 digits).
+func toggleSize(name string, t *ToggleCount) int {
+	n := jsonLen(name) + 72
+	for v := range t.Variants {
+		n += jsonLen(v) + 23
+	}
+	return n
+}
+
+// jsonLen bounds the length of s as a JSON string by encoding/json, quotes
+// included: escaped bytes take up to 6.
+func jsonLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c == '<', c == '>', c == '&':
+			n += 6
+		case c == '"', c == '\\', c >= 0x80:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -42,11 +43,21 @@ func (b *Bucket) toggle(name string) *ToggleCount {
 // add merges counts into the bucket.
 func (b *Bucket) add(name string, yes, no int64, variants map[string]int64) {
 	t := b.toggle(name)
-	t.Yes += yes
-	t.No += no
+	t.Yes = saturatingAdd(t.Yes, yes)
+	t.No = saturatingAdd(t.No, no)
 	for v, n := range variants {
-		t.Variants[v] += n
+		t.Variants[v] = saturatingAdd(t.Variants[v], n)
 	}
+}
+
+// saturatingAdd adds two counts (never negative), stopping at the largest
+// int64: SDKs may post any count, and a sum that wrapped around to a
+// negative number would make upstream refuse the whole bucket.
+func saturatingAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // nowMillis is the current UTC time at millisecond precision, as the
@@ -62,7 +73,7 @@ type Usage struct {
 
 	mu        sync.Mutex
 	start     time.Time
-	extra     Bucket // names outside any snapshot, SDK posts, restored buckets
+	extra     Bucket // SDK posts and restored buckets, by flag name
 	snapshots []*snapshotUsage
 	// keep is how many idle snapshot counters survive a flush (the newest
 	// ones, which a FrontendHandler may still hand out); 0 means
@@ -203,15 +214,10 @@ func (su *snapshotUsage) drain(b *Bucket) bool {
 	return touched
 }
 
-// RecordUnknown counts evaluations of names outside any snapshot (always
-// "no").
-func (u *Usage) RecordUnknown(name string, count int64) {
-	u.mu.Lock()
-	u.extra.add(name, 0, count, nil)
-	u.mu.Unlock()
-}
-
-// Add merges counts posted by an SDK.
+// Add merges counts posted by an SDK. Every name becomes an entry of the
+// next upstream post, so callers pass only names of flags they serve (the
+// proxy drops the others; see addSDKUsage). Counts saturate at the largest
+// int64.
 func (u *Usage) Add(name string, yes, no int64, variants map[string]int64) {
 	u.mu.Lock()
 	u.extra.add(name, yes, no, variants)

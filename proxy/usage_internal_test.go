@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -40,5 +41,21 @@ func TestUsageCountsVariantsUnderTheirFlags(t *testing.T) {
 	}
 	if v := b.Toggles["plain"].Variants; len(v) != 0 {
 		t.Errorf("plain: variants %v, want none (the disabled fallback is not a variant)", v)
+	}
+}
+
+// Counts saturate at the largest int64 instead of wrapping around to a
+// negative number, which upstream would refuse with the whole bucket.
+func TestUsageCountsSaturate(t *testing.T) {
+	u := NewUsage()
+	for range 3 {
+		u.Add("a", math.MaxInt64-1, 1, map[string]int64{"v": math.MaxInt64})
+	}
+	b := u.Flush()
+	u.Restore(b)
+	u.Restore(b)
+	got := u.Flush().Toggles["a"]
+	if got.Yes != math.MaxInt64 || got.No != 6 || got.Variants["v"] != math.MaxInt64 {
+		t.Fatalf("got %+v", *got)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/internal/redact"
 )
 
 // Kind classifies an error; each kind maps to one HTTP status and one
@@ -174,7 +176,7 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	body := Body{ID: uuid.NewString(), Name: e.ErrorName(), Message: e.Message}
 	if e.Kind == KindInternal && log != nil {
 		log.ErrorContext(r.Context(), "request failed", "errorId", body.ID,
-			"method", r.Method, "path", r.URL.Path, "err", err)
+			"method", r.Method, "path", redact.Path(r.URL.Path), "err", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")

@@ -125,6 +125,7 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 		<-serverDone
 		return fmt.Errorf("proxy: %w", err)
 	}
+	pcfg.HTTP = scfg.HTTP // one set of connection limits, from the server's variables and flags
 	proxy.Version = versionString()
 	p, err := proxy.New(pcfg, proxy.WithLogger(log))
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/redact"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -42,9 +42,9 @@ func serveProxy(ctx context.Context, p *proxy.Proxy, cfg proxy.Config, log *slog
 	if err != nil {
 		return fmt.Errorf("listening on port %d: %w", cfg.Port, err)
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := cfg.HTTP.Server(p, log)
 	ln = proxy.CoalesceWrites(srv, ln)
-	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", cfg.UpstreamURL)
+	log.Info("bunting proxy is listening", "address", ln.Addr().String(), "upstream", redact.URL(cfg.UpstreamURL))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan error, 1)

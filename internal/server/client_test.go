@@ -152,7 +152,7 @@ func TestClientMetricsAndRegister(t *testing.T) {
 		h.Do(t, "POST", "/api/client/register", h.ClientToken, map[string]any{"appName": "app1"}).WantError(t, 400, "ValidationError", "interval")
 		metrics := map[string]any{"appName": "app1", "instanceId": "i1", "yggdrasilVersion": nil, "bucket": map[string]any{
 			"start": now.Add(-time.Minute).Format(time.RFC3339), "stop": now.UnixMilli(),
-			"toggles": map[string]any{"f1": map[string]any{"yes": 3, "no": 1, "variants": map[string]any{"a": 2}}}}}
+			"toggles": map[string]any{"f1": map[string]any{"yes": 3, "no": 1, "variants": map[string]any{"disabled": 2, "not-a-variant-of-f1": 1}}}}}
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, metrics).Want(t, 202)
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, metrics).Want(t, 202)
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"bucket": map[string]any{}}).WantError(t, 400, "ValidationError", "appName")
@@ -170,7 +170,7 @@ func TestClientMetricsAndRegister(t *testing.T) {
 		}
 		h.Do(t, "GET", "/api/admin/client-metrics/features/f1", h.AdminToken, nil).Want(t, 200).JSON(t, &usage)
 		if usage.LastSeenAt == nil || len(usage.Data) != 1 || usage.Data[0].Yes != 6 || usage.Data[0].No != 2 ||
-			usage.Data[0].Environment != "development" || usage.Data[0].AppName != "app1" || usage.Data[0].Variants["a"] != 4 {
+			usage.Data[0].Environment != "development" || usage.Data[0].AppName != "app1" || usage.Data[0].Variants["disabled"] != 4 || len(usage.Data[0].Variants) != 1 {
 			t.Fatalf("usage: %+v", usage)
 		}
 		f := h.Do(t, "GET", featurePath("f1"), h.AdminToken, nil).Map(t)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/signals"
 )
 
@@ -41,6 +42,8 @@ type Config struct {
 	BaseURL string
 	// Signals holds the signal endpoint and action limits.
 	Signals signals.Config
+	// HTTP holds the connection timeouts and the header size limit.
+	HTTP httpserver.Limits
 }
 
 // DefaultConfig returns the defaults.
@@ -52,6 +55,7 @@ func DefaultConfig() Config {
 		BodyLimit:            100 * 1024,
 		RevisionPollInterval: time.Second,
 		Signals:              signals.DefaultConfig(),
+		HTTP:                 httpserver.DefaultLimits(),
 	}
 }
 
@@ -76,6 +80,9 @@ func ParseConfig(args []string, env LookupEnv, output io.Writer) (Config, error)
 	fs.Int64Var(&cfg.BodyLimit, "body-limit", cfg.BodyLimit, "largest request body in bytes (BODY_LIMIT)")
 	fs.DurationVar(&cfg.RevisionPollInterval, "revision-poll", cfg.RevisionPollInterval, "how often to look for changes by other instances (REVISION_POLL_INTERVAL)")
 	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "externally visible address (BUNTING_URL)")
+	for _, o := range httpserver.Options() {
+		fs.Func(o.Flag, fmt.Sprintf("%s (%s); default %s", o.Usage, o.Env, o.Default()), func(v string) error { return o.Set(&cfg.HTTP, v) })
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -141,6 +148,9 @@ func (c *Config) fromEnv(env LookupEnv) error {
 		c.InitClientTokens = splitList(env, "INIT_CLIENT_API_TOKENS")
 	}
 	c.InitFrontendTokens = splitList(env, "INIT_FRONTEND_API_TOKENS")
+	if err := c.HTTP.FromEnv(env); err != nil {
+		return err
+	}
 	return c.Signals.FromEnv(env)
 }
 
@@ -188,6 +198,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Signals.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.HTTP.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -149,31 +148,7 @@ func (s *Server) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := requireJSONBody(r); err != nil {
 		return err
 	}
-	var body metricsBody
-	if err := decodeJSON(r, &body); err != nil {
-		return err
-	}
-	if body.AppName == "" {
-		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
-	}
-	p := PrincipalFrom(r.Context())
-	at, usage := s.store.Now(), map[string]store.FlagUsage{}
-	if b := body.Bucket; b != nil {
-		if b.Stop.t != nil {
-			at = *b.Stop.t
-		}
-		for name, t := range b.Toggles {
-			if t.Yes < 0 || t.No < 0 {
-				return apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
-			}
-			usage[name] = store.FlagUsage{Yes: t.Yes, No: t.No, Variants: t.Variants}
-		}
-	}
-	if err := s.store.Q(r.Context()).RecordUsage(body.AppName, p.Environment, at, usage); err != nil {
-		return err
-	}
-	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: p.Environment, SDKVersion: body.SDKVersion}
-	if err := s.seeApplication(r, app); err != nil {
+	if err := s.recordMetrics(r); err != nil {
 		return err
 	}
 	return writeOK(w)

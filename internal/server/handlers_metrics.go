@@ -47,37 +47,46 @@ type metricsBody struct {
 	InstanceID string `json:"instanceId"`
 	SDKVersion string `json:"sdkVersion"`
 	Bucket     *struct {
-		Start   flexibleTime `json:"start"`
-		Stop    flexibleTime `json:"stop"`
-		Toggles map[string]struct {
-			Yes      int64            `json:"yes"`
-			No       int64            `json:"no"`
-			Variants map[string]int64 `json:"variants"`
-		} `json:"toggles"`
+		Start   flexibleTime              `json:"start"`
+		Stop    flexibleTime              `json:"stop"`
+		Toggles map[string]reportedToggle `json:"toggles"`
 	} `json:"bucket"`
 }
 
+// reportedToggle is one flag's counts in a metrics body.
+type reportedToggle struct {
+	Yes      int64            `json:"yes"`
+	No       int64            `json:"no"`
+	Variants map[string]int64 `json:"variants"`
+}
+
 func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
+	if err := s.recordMetrics(r); err != nil {
+		return err
+	}
+	return writeEmpty(w, http.StatusAccepted)
+}
+
+// recordMetrics stores the usage an SDK (server-side or front-end) posts,
+// for the flags its token sees, and records the SDK instance.
+func (s *Server) recordMetrics(r *http.Request) error {
 	var body metricsBody
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.AppName == "" {
-		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
+	if err := checkReporter(body.AppName, body.InstanceID, body.SDKVersion); err != nil {
+		return err
 	}
-	p := PrincipalFrom(r.Context())
-	env := p.Environment
+	env := PrincipalFrom(r.Context()).Environment
 	at := s.store.Now()
 	usage := map[string]store.FlagUsage{}
 	if b := body.Bucket; b != nil {
 		if b.Stop.t != nil {
 			at = *b.Stop.t
 		}
-		for name, t := range b.Toggles {
-			if t.Yes < 0 || t.No < 0 {
-				return apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
-			}
-			usage[name] = store.FlagUsage{Yes: t.Yes, No: t.No, Variants: t.Variants}
+		var err error
+		if usage, err = s.knownUsage(r, b.Toggles); err != nil {
+			return err
 		}
 	}
 	q := s.store.Q(r.Context())
@@ -85,10 +94,7 @@ func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	app := store.ClientApplication{AppName: body.AppName, InstanceID: cmpOr(body.InstanceID, "default"), Environment: env, SDKVersion: body.SDKVersion}
-	if err := s.seeApplication(r, app); err != nil {
-		return err
-	}
-	return writeEmpty(w, http.StatusAccepted)
+	return s.seeApplication(r, app)
 }
 
 func cmpOr(a, b string) string {
@@ -140,6 +146,9 @@ func (b registerBody) application(r *http.Request, requireStrategies bool) (stor
 	}
 	if missing != "" {
 		return store.ClientApplication{}, apierr.Validation("The `%s` property is required. It was not present on the data you sent.", missing)
+	}
+	if err := checkRegistration(b); err != nil {
+		return store.ClientApplication{}, err
 	}
 	return store.ClientApplication{AppName: b.AppName, InstanceID: cmpOr(b.InstanceID, "default"),
 		Environment: PrincipalFrom(r.Context()).Environment, SDKVersion: b.SDKVersion,

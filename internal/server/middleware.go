@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/redact"
 )
 
 // middleware wraps a handler.
@@ -102,7 +103,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.log.Error("panic serving request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+				s.log.Error("panic serving request", "requestId", id, "method", r.Method, "path", redact.Path(r.URL.Path),
 					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					apierr.Write(sw, r, nil, apierr.Internal(fmt.Errorf("panic: %v", p)))
@@ -113,7 +114,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				level = slog.LevelError
 			}
 			if s.log.Enabled(r.Context(), level) {
-				s.log.Log(r.Context(), level, "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+				s.log.Log(r.Context(), level, "request", "requestId", id, "method", r.Method, "path", redact.Path(r.URL.Path),
 					"status", sw.status, "bytes", sw.size, "duration", time.Since(start))
 			}
 		}()

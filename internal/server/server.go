@@ -87,13 +87,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	hs := s.cfg.HTTP.Server(s, s.log)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan struct{})

@@ -33,19 +33,22 @@ func (q Q) RecordUsage(app, env string, at time.Time, usage map[string]FlagUsage
 	for name, u := range usage {
 		if _, err := q.exec(`INSERT INTO client_metrics_hourly (feature_name, app_name, environment, hour, yes, no)
 			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (feature_name, app_name, environment, hour) DO UPDATE SET yes = client_metrics_hourly.yes + excluded.yes, no = client_metrics_hourly.no + excluded.no`,
+			ON CONFLICT (feature_name, app_name, environment, hour) DO UPDATE SET
+				yes = `+saturatingSum("client_metrics_hourly.yes", "excluded.yes")+`,
+				no = `+saturatingSum("client_metrics_hourly.no", "excluded.no"),
 			name, app, env, hour, u.Yes, u.No); err != nil {
 			return err
 		}
 		for variant, n := range u.Variants {
 			if _, err := q.exec(`INSERT INTO client_metrics_variants_hourly (feature_name, app_name, environment, hour, variant, count)
 				VALUES ($1, $2, $3, $4, $5, $6)
-				ON CONFLICT (feature_name, app_name, environment, hour, variant) DO UPDATE SET count = client_metrics_variants_hourly.count + excluded.count`,
+				ON CONFLICT (feature_name, app_name, environment, hour, variant) DO UPDATE SET
+					count = `+saturatingSum("client_metrics_variants_hourly.count", "excluded.count"),
 				name, app, env, hour, variant, n); err != nil {
 				return err
 			}
 		}
-		if u.Yes+u.No == 0 {
+		if u.Yes == 0 && u.No == 0 {
 			continue
 		}
 		if _, err := q.exec(`UPDATE feature_environments SET last_seen_at = $3 WHERE feature_name = $1 AND environment = $2`, name, env, now); err != nil {
@@ -56,6 +59,13 @@ func (q Q) RecordUsage(app, env string, at time.Time, usage map[string]FlagUsage
 		}
 	}
 	return nil
+}
+
+// saturatingSum is SQL adding two non-negative BIGINT counts, stopping at
+// the largest one: SDKs report any count up to it, and an overflowing sum
+// fails on PostgreSQL (and turns into a float on SQLite).
+func saturatingSum(stored, added string) string {
+	return "CASE WHEN " + stored + " > 9223372036854775807 - " + added + " THEN 9223372036854775807 ELSE " + stored + " + " + added + " END"
 }
 
 // ApplicationKnown reports whether an application name has been seen.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/redact"
 )
 
 // SpecVersion is the client specification version the proxy announces.
@@ -96,8 +97,20 @@ func encodeOrdered(cfg Config) string {
 
 // StatusError is a non-2xx answer from upstream.
 type StatusError struct {
+	// URL is the request's address without credentials or query
+	// (redact.URL), as errors end up in logs.
 	URL    string
 	Status int
+}
+
+// redactURLError removes credentials from the address an HTTP client
+// error names (net/http hides a password, not a user name or a query).
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redact.URL(ue.URL)
+	}
+	return err
 }
 
 func (e *StatusError) Error() string {
@@ -113,6 +126,22 @@ func (e *StatusError) Unauthorized() bool {
 func IsUnauthorized(err error) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.Unauthorized()
+}
+
+// IsRejected reports whether err is upstream refusing the request itself
+// as invalid: a 4xx other than 401 and 403 (the token), 404 (a wrong path,
+// which an operator may fix), 408 and 429 (try later). Sending the same
+// request again cannot succeed.
+func IsRejected(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status < 400 || se.Status > 499 {
+		return false
+	}
+	switch se.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return false
+	}
+	return true
 }
 
 // Fetched is the outcome of a successful fetch.
@@ -174,7 +203,7 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 	headers(req.Header)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return Fetched{}, err
+		return Fetched{}, redactURLError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
@@ -183,7 +212,7 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return Fetched{}, &StatusError{URL: u, Status: resp.StatusCode}
+		return Fetched{}, &StatusError{URL: redact.URL(u), Status: resp.StatusCode}
 	}
 	var buf bytes.Buffer
 	if n := resp.ContentLength; n > 0 && n <= maxPayload {
@@ -192,10 +221,10 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxPayload+1))
 	raw := buf.Bytes()
 	if err != nil {
-		return Fetched{}, fmt.Errorf("reading %s: %w", u, err)
+		return Fetched{}, fmt.Errorf("reading %s: %w", redact.URL(u), err)
 	}
 	if len(raw) > maxPayload {
-		return Fetched{}, fmt.Errorf("%s: payload larger than %d bytes", u, maxPayload)
+		return Fetched{}, fmt.Errorf("%s: payload larger than %d bytes", redact.URL(u), maxPayload)
 	}
 	sum := sha256.Sum256(raw)
 	if last != nil && sum == *last {
@@ -203,7 +232,7 @@ func fetchPayload(ctx context.Context, hc *http.Client, u string, last *[sha256.
 	}
 	cf, err := DecodeFeatures(raw)
 	if err != nil {
-		return Fetched{}, fmt.Errorf("%s: %w", u, err)
+		return Fetched{}, fmt.Errorf("%s: %w", redact.URL(u), err)
 	}
 	return Fetched{Features: cf, Raw: raw, Sum: sum, ETag: resp.Header.Get("ETag")}, nil
 }
@@ -274,12 +303,12 @@ func (c *Client) post(ctx context.Context, path string, body any, interval time.
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return redactURLError(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &StatusError{URL: u, Status: resp.StatusCode}
+		return &StatusError{URL: redact.URL(u), Status: resp.StatusCode}
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ client.on(EVENTS.ERROR, (e) => console.error('sdk error', JSON.stringify(e)));
 client.on(EVENTS.READY, () => {
   check(client.isEnabled('enabled-simple'), 'enabled-simple should be on');
   check(!client.isEnabled('disabled-flag'), 'disabled-flag should be off');
-  // Counted by the SDK only: the proxy never evaluates a name it does not know.
+  // The proxy drops the SDK's count of a name it does not serve.
   check(!client.isEnabled('sdk-only-name'), 'an unknown name is off');
   check(client.isEnabled('user-only'), 'user-only should be on for u1');
   check(client.isEnabled('region-eu'), 'region-eu should be on for properties.region=eu');
