@@ -6,6 +6,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -102,7 +103,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "segments/"+strconv.Itoa(sg.ID))
+	httpjson.SetLocation(w, "segments/%s", strconv.Itoa(sg.ID))
 	return writeJSON(w, http.StatusCreated, sg)
 }
 
