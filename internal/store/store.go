@@ -58,6 +58,9 @@ type Dialect struct {
 	isUnique func(error) bool
 	// isForeignKey reports a foreign-key violation.
 	isForeignKey func(error) bool
+	// isRetryable reports a transaction aborted by a deadlock or a
+	// serialization conflict, which succeeds when run again.
+	isRetryable func(error) bool
 }
 
 var (
@@ -71,6 +74,7 @@ var (
 			var e *sqlite.Error
 			return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 		},
+		isRetryable: func(error) bool { return false }, // one writer at a time (writeSlot)
 	}
 	postgresDialect = Dialect{
 		Name: "postgres", goose: goose.DialectPostgres, dir: "migrations/postgres",
@@ -81,6 +85,10 @@ var (
 		isForeignKey: func(err error) bool {
 			var e *pgconn.PgError
 			return errors.As(err, &e) && e.Code == "23503"
+		},
+		isRetryable: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 		},
 	}
 )

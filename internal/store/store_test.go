@@ -270,3 +270,63 @@ func TestEventCountsFollowEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestDeadlockedTransactionIsRetried makes two transactions lock two rows
+// in opposite orders. PostgreSQL aborts one of them to break the deadlock;
+// Tx runs it again, so both commit, each with its event, one after the
+// other (both rows carry the name the last one wrote).
+func TestDeadlockedTransactionIsRetried(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	st := servertest.OpenStore(t, db)
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if err := st.Tx(ctx, func(tx *store.Tx) error {
+			if err := newProject(tx, id); err != nil {
+				return err
+			}
+			return tx.Event(store.NewEvent{Type: "project-created", Project: id})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := countEvents(t, st)
+	var firstLocks sync.WaitGroup
+	firstLocks.Add(2)
+	update := func(first, second string) error {
+		attempt := 0
+		return st.Tx(ctx, func(tx *store.Tx) error {
+			attempt++
+			for i, id := range []string{first, second} {
+				p, err := tx.Project(id)
+				if err != nil {
+					return err
+				}
+				p.Name = first + second
+				if err := tx.UpdateProject(p); err != nil {
+					return err
+				}
+				if i == 0 && attempt == 1 {
+					firstLocks.Done()
+					firstLocks.Wait() // both hold their first row now
+				}
+			}
+			return tx.Event(store.NewEvent{Type: "project-updated", Project: first})
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- update("a", "b") }()
+	go func() { errs <- update("b", "a") }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a deadlocked transaction was not retried: %v", err)
+		}
+	}
+	a, errA := st.Q(ctx).Project("a")
+	b, errB := st.Q(ctx).Project("b")
+	if errA != nil || errB != nil || a.Name != b.Name || (a.Name != "ab" && a.Name != "ba") {
+		t.Fatalf("projects %+v %v, %+v %v: want both written by the same last transaction", a, errA, b, errB)
+	}
+	if got := countEvents(t, st) - before; got != 2 {
+		t.Fatalf("%d events, want 2", got)
+	}
+}

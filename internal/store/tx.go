@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"time"
@@ -80,11 +81,37 @@ type Tx struct {
 // transaction changed rows without writing an event.
 var ErrChangeWithoutEvent = errors.New("store: a change was made without writing its event")
 
+// txAttempts is how many times Tx runs a transaction that PostgreSQL
+// aborted to break a deadlock or a serialization conflict.
+const txAttempts = 4
+
 // Tx runs fn in a transaction. It commits when fn returns nil and rolls back
 // otherwise. A transaction that changed rows but wrote no event is rolled
 // back with ErrChangeWithoutEvent. The events' ids raise Revision once the
 // commit succeeds.
+//
+// When PostgreSQL aborts the transaction to break a deadlock (concurrent
+// changes that lock the same rows in different orders, such as deleting a
+// strategy while its environment is removed from the project), Tx runs fn
+// again in a new transaction, up to txAttempts times in all: fn must have no
+// effect outside tx.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tx(ctx, fn)
+		if err == nil || attempt == txAttempts || !s.dialect.isRetryable(err) {
+			return err
+		}
+		s.log.Debug("transaction retried", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt*(1+rand.IntN(10))) * time.Millisecond):
+		}
+	}
+}
+
+// tx is one attempt of Tx.
+func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 	release, err := s.acquireWriteSlot(ctx)
 	if err != nil {
 		return err
