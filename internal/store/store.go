@@ -170,11 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	switch {
 	case IsPostgresURL(cfg.URL):
 		dialect = postgresDialect
-		db, err = sql.Open("pgx", cfg.URL)
-		if err == nil {
-			db.SetMaxOpenConns(16)
-			db.SetMaxIdleConns(16)
-		}
+		db, err = openPostgres(ctx, cfg.URL, log)
 	case cfg.URL != "":
 		return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL (got scheme %q); leave it empty for SQLite", schemeOf(cfg.URL))
 	default:
@@ -210,6 +206,41 @@ func schemeOf(u string) string {
 	return ""
 }
 
+// openPostgres connects to PostgreSQL so that a commit returns only once it
+// is durable: when the server's default for this database or role is
+// synchronous_commit=off (and the URL does not choose it), the sessions
+// set it back to on. A server that runs with fsync=off cannot be made
+// durable from here; that is logged as a warning.
+func openPostgres(ctx context.Context, rawURL string, log *slog.Logger) (*sql.DB, error) {
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var syncCommit, fsync string
+	if err := db.QueryRowContext(ctx, `SELECT current_setting('synchronous_commit'), current_setting('fsync')`).Scan(&syncCommit, &fsync); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	if fsync == "off" {
+		log.Warn("PostgreSQL runs with fsync=off: acknowledged changes can be lost in an OS crash or a power cut")
+	}
+	if u, perr := url.Parse(rawURL); syncCommit == "off" && perr == nil && !u.Query().Has("synchronous_commit") {
+		q := u.Query()
+		q.Set("synchronous_commit", "on")
+		u.RawQuery = q.Encode()
+		db.Close()
+		if db, err = sql.Open("pgx", u.String()); err != nil {
+			return nil, err
+		}
+		log.Info("PostgreSQL defaults to synchronous_commit=off here; Bunting's sessions use on, so that acknowledged changes are durable")
+	} else if syncCommit == "off" {
+		log.Warn("DATABASE_URL sets synchronous_commit=off: acknowledged changes can be lost in an OS crash or a power cut")
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	return db, nil
+}
+
 // sqliteURIPath escapes the characters that end the path of an SQLite URI
 // filename, so a file named "a#1" or "b?c" is opened where it is.
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
@@ -223,8 +254,11 @@ func openSQLite(path string) (*sql.DB, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
+	// synchronous(FULL): in WAL mode every commit syncs the log before it
+	// returns, so an acknowledged change survives an OS crash or a power
+	// cut (NORMAL only survives a crash of this process).
 	dsn := "file:" + sqliteURIPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -328,5 +329,60 @@ func TestDeadlockedTransactionIsRetried(t *testing.T) {
 	}
 	if got := countEvents(t, st) - before; got != 2 {
 		t.Fatalf("%d events, want 2", got)
+	}
+}
+
+// TestSQLiteSyncsEveryCommit: every pooled SQLite connection runs in WAL
+// mode with synchronous=FULL, so a commit is on disk when it returns.
+func TestSQLiteSyncsEveryCommit(t *testing.T) {
+	st := servertest.OpenStore(t, servertest.NewSQLite(t))
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range 4 { // held together: four distinct connections of the pool
+		c, err := st.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var sync int
+		var mode string
+		if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if sync != 2 || mode != "wal" {
+			t.Fatalf("connection %d: synchronous=%d journal_mode=%s, want 2 (FULL) and wal", i, sync, mode)
+		}
+	}
+}
+
+// TestPostgresSessionsCommitDurably: a database whose default is
+// synchronous_commit=off still gets durable commits from the store.
+func TestPostgresSessionsCommitDurably(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	admin, err := sql.Open("pgx", db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var name string
+	if err := admin.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(`ALTER DATABASE ` + name + ` SET synchronous_commit = off`); err != nil {
+		t.Fatal(err)
+	}
+	st := servertest.OpenStore(t, db)
+	var setting string
+	if err := st.DB().QueryRow(`SHOW synchronous_commit`).Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != "on" {
+		t.Fatalf("synchronous_commit=%s in the store's sessions, want on", setting)
 	}
 }
