@@ -74,7 +74,7 @@ var (
 			var e *sqlite.Error
 			return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 		},
-		isRetryable: func(error) bool { return false }, // one writer at a time (writeSlot)
+		isRetryable: func(error) bool { return false }, // one writer at a time (groupCommit)
 	}
 	postgresDialect = Dialect{
 		Name: "postgres", goose: goose.DialectPostgres, dir: "migrations/postgres",
@@ -104,11 +104,10 @@ type Store struct {
 	revision atomic.Int64
 	// credentialRevision counts committed changes to tokens and users.
 	credentialRevision atomic.Int64
-	// writeSlot serialises this process's write transactions on SQLite,
-	// which has a single writer: waiting here wakes up as soon as the
-	// writer finishes, where SQLite's busy handler sleeps and retries with
-	// growing back-off. nil on PostgreSQL.
-	writeSlot chan struct{}
+	// commits runs this process's write transactions on SQLite, which has
+	// a single writer, one group at a time (groupcommit.go). nil on
+	// PostgreSQL.
+	commits *groupCommit
 	// generation changes whenever a change is seen: committed here, or
 	// found by LatestEventID (including a late commit of a lower id).
 	generation atomic.Int64
@@ -119,28 +118,6 @@ type Store struct {
 	// free-text search asks the index for rare ones (events_grams.go).
 	grams   atomic.Pointer[gramSample]
 	gramsMu sync.Mutex
-}
-
-// writeSlotTimeout bounds the wait for the SQLite writer (as busy_timeout
-// does inside SQLite).
-const writeSlotTimeout = 10 * time.Second
-
-// acquireWriteSlot waits for the write slot (SQLite only) and returns its
-// release function.
-func (s *Store) acquireWriteSlot(ctx context.Context) (release func(), err error) {
-	if s.writeSlot == nil {
-		return func() {}, nil
-	}
-	timer := time.NewTimer(writeSlotTimeout)
-	defer timer.Stop()
-	select {
-	case s.writeSlot <- struct{}{}:
-		return func() { <-s.writeSlot }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timer.C:
-		return nil, s.translate(errors.New("store: timed out waiting for the SQLite writer"))
-	}
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -182,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{db: db, dialect: dialect, log: log, now: time.Now}
 	if dialect.Name == "sqlite" {
-		s.writeSlot = make(chan struct{}, 1)
+		s.commits = &groupCommit{s: s, slot: make(chan struct{}, 1)}
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

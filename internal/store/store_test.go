@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -385,4 +386,62 @@ func TestPostgresSessionsCommitDurably(t *testing.T) {
 	if setting != "on" {
 		t.Fatalf("synchronous_commit=%s in the store's sessions, want on", setting)
 	}
+}
+
+// TestConcurrentTransactionsFailAlone: many writers at once, every other
+// one failing after its change (an error, a change without event, a
+// panic). On SQLite they are committed in groups (one sync for several);
+// each failing one must be rolled back alone and every other one committed
+// with its event.
+func TestConcurrentTransactionsFailAlone(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		ctx := context.Background()
+		before := countEvents(t, st)
+		const writers, each = 16, 12
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					id := fmt.Sprintf("p-%d-%d", w, i)
+					err := st.Tx(ctx, func(tx *store.Tx) error {
+						if err := newProject(tx, id); err != nil {
+							return err
+						}
+						switch i % 6 {
+						case 1:
+							return errors.New("refused")
+						case 3:
+							return nil // a change without its event
+						case 5:
+							panic("boom")
+						}
+						return tx.Event(store.NewEvent{Type: "project-created", Project: id})
+					})
+					if (i%2 == 0) != (err == nil) {
+						errs <- fmt.Errorf("%s: %v", id, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		for w := range writers {
+			for i := range each {
+				id := fmt.Sprintf("p-%d-%d", w, i)
+				if projectExists(t, st, id) != (i%2 == 0) {
+					t.Errorf("project %s exists=%v, want %v", id, !(i%2 == 0), i%2 == 0)
+				}
+			}
+		}
+		if got := countEvents(t, st) - before; got != writers*each/2 {
+			t.Fatalf("%d events, want %d", got, writers*each/2)
+		}
+	})
 }

@@ -112,11 +112,9 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 
 // tx is one attempt of Tx.
 func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
-	release, err := s.acquireWriteSlot(ctx)
-	if err != nil {
-		return err
+	if s.commits != nil {
+		return s.commits.run(ctx, fn)
 	}
-	defer release()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.translate(err)
@@ -130,6 +128,12 @@ func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return s.translate(err)
 	}
+	s.committed(tx)
+	return nil
+}
+
+// committed publishes what a committed transaction changed.
+func (s *Store) committed(tx *Tx) {
 	s.observeRevision(tx.maxID)
 	if tx.events > 0 || tx.changed {
 		s.generation.Add(1)
@@ -137,7 +141,6 @@ func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if tx.credentialsChanged {
 		s.credentialRevision.Add(1)
 	}
-	return nil
 }
 
 // credentialEventPrefixes are the event types that change who may log in.
