@@ -6,6 +6,7 @@ NODE_DIR      := test/node
 NODE_STAMP    := $(NODE_DIR)/node_modules/.bunting-lock-sha256
 GO            ?= go
 FUZZTIME      ?= 10s
+FUZZ_HTTP_N   ?= 60000
 
 # Tests that need fixtures or PostgreSQL fail instead of skipping when this is set.
 export BUNTING_REQUIRE_FIXTURES := 1
@@ -65,6 +66,10 @@ compat: node-deps ## Run only the compatibility tests with the real Unleash serv
 .PHONY: fuzz
 fuzz: ## Fuzz the engine for longer (FUZZTIME=10m make fuzz)
 	$(GO) test -run='^$$' -fuzz='^FuzzEvaluate$$' -fuzztime=$(FUZZTIME) ./engine
+
+.PHONY: fuzz-http
+fuzz-http: ## Fuzz the server over HTTP for longer, on SQLite and PostgreSQL (FUZZ_HTTP_N=60000 requests per database)
+	BUNTING_FUZZ_HTTP_N=$(FUZZ_HTTP_N) $(GO) test -count=1 -v -timeout 60m -run='^TestHTTPFuzz$$' ./internal/server/
 
 .PHONY: bench
 bench: ## Benchmark the engine against the official Go SDK, side by side

@@ -145,6 +145,18 @@ const (
 	surfaceFrontend
 )
 
+// String names the surface as Route.Surface does.
+func (sf surface) String() string {
+	switch sf {
+	case surfaceClient:
+		return "client"
+	case surfaceFrontend:
+		return "frontend"
+	default:
+		return "admin"
+	}
+}
+
 func (sf surface) accepts(kind string) bool {
 	switch sf {
 	case surfaceClient:

@@ -17,7 +17,14 @@
 // return an error; it is written once by apierr.Write, so handlers never
 // choose status codes for errors. Decode bodies with decodeJSON: malformed
 // or mistyped JSON becomes 400 ValidationError naming the property, and a
-// body over the limit 413.
+// body over the limit 413. Text that no database can store (a NUL
+// character or invalid UTF-8) is refused with 400 wherever it comes from:
+// any string of a body (httpjson), a path value or a query parameter (the
+// router, routetable.go). Declare a body property stored in an INTEGER
+// column as int32, so the decoder refuses numbers beyond 32 bits. Put
+// request values in headers only through httpjson.SetLocation (escaped).
+// Server.Routes lists every registered route; the HTTP fuzz test sends
+// hostile requests to each, so a new route is covered without more work.
 //
 // The server-extras part registers its routes in routes_extras.go
 // (registerExtrasRoutes) and the signals part in routes_signals.go

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -14,7 +15,7 @@ type contextFieldBody struct {
 	Name        string              `json:"name"`
 	Description *string             `json:"description"`
 	Stickiness  *bool               `json:"stickiness"`
-	SortOrder   *int                `json:"sortOrder"`
+	SortOrder   *int32              `json:"sortOrder"`
 	LegalValues *[]store.LegalValue `json:"legalValues"`
 }
 
@@ -26,7 +27,7 @@ func (b contextFieldBody) apply(f *store.ContextField) error {
 		f.Stickiness = *b.Stickiness
 	}
 	if b.SortOrder != nil {
-		f.SortOrder = *b.SortOrder
+		f.SortOrder = int(*b.SortOrder)
 	}
 	if b.LegalValues != nil {
 		seen := map[string]bool{}
@@ -83,7 +84,7 @@ func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "context/"+f.Name)
+	httpjson.SetLocation(w, "context/%s", f.Name)
 	return writeJSON(w, http.StatusCreated, f)
 }
 

@@ -45,7 +45,7 @@ func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
 type environmentBody struct {
 	Name      string `json:"name"`
 	Type      string `json:"type"`
-	SortOrder *int   `json:"sortOrder"`
+	SortOrder *int32 `json:"sortOrder"`
 	Enabled   *bool  `json:"enabled"`
 	Protected *bool  `json:"protected"`
 }
@@ -55,7 +55,7 @@ func (b environmentBody) apply(e *store.Environment) {
 		e.Type = b.Type
 	}
 	if b.SortOrder != nil {
-		e.SortOrder = *b.SortOrder
+		e.SortOrder = int(*b.SortOrder)
 	}
 	if b.Enabled != nil {
 		e.Enabled = *b.Enabled

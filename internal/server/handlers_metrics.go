@@ -36,10 +36,21 @@ func (f *flexibleTime) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return apierr.Validation("%s is neither a date-time nor a number of milliseconds", b)
 	}
+	// Only years 0–9999 can be written back as RFC 3339 (as the
+	// applications list does).
+	if ms < minMillis || ms > maxMillis {
+		return apierr.Validation("%s milliseconds is outside the years 0 to 9999", b)
+	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	f.t = &t
 	return nil
 }
+
+// The unix milliseconds of 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z.
+const (
+	minMillis = -62167219200000
+	maxMillis = 253402300799999
+)
 
 // metricsBody is the body of POST /api/client/metrics.
 type metricsBody struct {

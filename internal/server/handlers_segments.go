@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "segments/"+strconv.Itoa(sg.ID))
+	httpjson.SetLocation(w, "segments/%s", strconv.Itoa(sg.ID))
 	return writeJSON(w, http.StatusCreated, sg)
 }
 

@@ -61,7 +61,7 @@ type stateStrategy struct {
 	StrategyName string              `json:"strategyName"`
 	Title        *string             `json:"title"`
 	Disabled     bool                `json:"disabled"`
-	SortOrder    int                 `json:"sortOrder"`
+	SortOrder    int32               `json:"sortOrder"`
 	Parameters   map[string]string   `json:"parameters"`
 	Constraints  []engine.Constraint `json:"constraints"`
 	Variants     []engine.Variant    `json:"variants"`
@@ -84,7 +84,7 @@ type stateEnvironment struct {
 	Type               string `json:"type"`
 	Enabled            *bool  `json:"enabled"`
 	Protected          bool   `json:"protected"`
-	SortOrder          int    `json:"sortOrder"`
+	SortOrder          int32  `json:"sortOrder"`
 	ProjectCount       *int   `json:"projectCount"`
 	APITokenCount      *int   `json:"apiTokenCount"`
 	EnabledToggleCount *int   `json:"enabledToggleCount"`
@@ -237,7 +237,7 @@ func exportFeatures(q store.Q, doc *stateDocument) error {
 		}
 		created := st.CreatedAt
 		doc.FeatureStrategies = append(doc.FeatureStrategies, stateStrategy{ID: st.ID, FeatureName: st.FeatureName, ProjectID: p,
-			Environment: st.Environment, Name: st.Name, StrategyName: st.Name, Title: st.Title, Disabled: st.Disabled, SortOrder: st.SortOrder,
+			Environment: st.Environment, Name: st.Name, StrategyName: st.Name, Title: st.Title, Disabled: st.Disabled, SortOrder: int32(st.SortOrder),
 			Parameters: st.Parameters, Constraints: st.Constraints, Variants: st.Variants, Segments: st.Segments, CreatedAt: &created})
 		for _, seg := range st.Segments {
 			doc.FeatureStrategySegments = append(doc.FeatureStrategySegments, stateStrategySegment{SegmentID: seg, FeatureStrategyID: st.ID})
@@ -293,7 +293,7 @@ func exportEnvironments(q store.Q, doc *stateDocument) error {
 		c := counts[e.Name]
 		enabled := e.Enabled
 		doc.Environments = append(doc.Environments, stateEnvironment{Name: e.Name, Type: e.Type, Enabled: &enabled, Protected: e.Protected,
-			SortOrder: e.SortOrder, ProjectCount: &c.ProjectCount, APITokenCount: &c.APITokenCount, EnabledToggleCount: &c.EnabledToggleCount})
+			SortOrder: int32(e.SortOrder), ProjectCount: &c.ProjectCount, APITokenCount: &c.APITokenCount, EnabledToggleCount: &c.EnabledToggleCount})
 	}
 	return nil
 }
@@ -414,7 +414,7 @@ func (im *importer) environments(doc stateDocument) error {
 		if err := checkResourceName(fmt.Sprintf("environments[%d].name", i), e.Name); err != nil {
 			return err
 		}
-		env := store.Environment{Name: e.Name, Type: e.Type, SortOrder: e.SortOrder, Enabled: e.Enabled == nil || *e.Enabled, Protected: e.Protected}
+		env := store.Environment{Name: e.Name, Type: e.Type, SortOrder: int(e.SortOrder), Enabled: e.Enabled == nil || *e.Enabled, Protected: e.Protected}
 		if env.Type == "" {
 			env.Type = "development"
 		}
@@ -723,7 +723,7 @@ func (im *importer) importStrategy(i int, f store.Feature, st stateStrategy, ext
 		segments = append(segments, seg)
 	}
 	s := store.Strategy{ID: id, Name: name, Title: st.Title, Disabled: st.Disabled, FeatureName: f.Name, Environment: st.Environment,
-		SortOrder: st.SortOrder, Segments: segments, Constraints: st.Constraints, Variants: variants, Parameters: st.Parameters, CreatedAt: im.tx.Now()}
+		SortOrder: int(st.SortOrder), Segments: segments, Constraints: st.Constraints, Variants: variants, Parameters: st.Parameters, CreatedAt: im.tx.Now()}
 	if err := im.tx.InsertStrategy(s); err != nil {
 		return err
 	}

@@ -296,7 +296,7 @@ type strategyBody struct {
 	Name        string            `json:"name"`
 	Title       *string           `json:"title"`
 	Disabled    *bool             `json:"disabled"`
-	SortOrder   *int              `json:"sortOrder"`
+	SortOrder   *int32            `json:"sortOrder"` // an INTEGER column: int32 bounds it
 	Constraints []constraintInput `json:"constraints"`
 	Parameters  engine.Parameters `json:"parameters"`
 	Variants    []variantInput    `json:"variants"`
@@ -390,7 +390,7 @@ func (s *Server) addStrategy(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.ID, st.CreatedAt = uuid.NewString(), tx.Now()
 		if body.SortOrder != nil {
-			st.SortOrder = *body.SortOrder
+			st.SortOrder = int(*body.SortOrder)
 		} else if st.SortOrder, err = tx.NextStrategySortOrder(sc.feature, sc.env); err != nil {
 			return err
 		}
@@ -501,7 +501,7 @@ func (s *Server) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
 // strategyOrder is one element of the set-sort-order body.
 type strategyOrder struct {
 	ID        string `json:"id"`
-	SortOrder *int   `json:"sortOrder"`
+	SortOrder *int32 `json:"sortOrder"`
 }
 
 func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error {
@@ -529,7 +529,7 @@ func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error
 			if !slices.Contains(ids, o.ID) {
 				return apierr.Validation("Strategy %s does not belong to flag %s in environment %s.", o.ID, sc.feature, sc.env)
 			}
-			if err := tx.SetStrategySortOrder(o.ID, *o.SortOrder); err != nil {
+			if err := tx.SetStrategySortOrder(o.ID, int(*o.SortOrder)); err != nil {
 				return err
 			}
 		}
@@ -595,7 +595,8 @@ func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, _ := json.Marshal(strategyBody{Name: st.Name, Title: st.Title, Disabled: &st.Disabled, SortOrder: &st.SortOrder,
+	order := int32(st.SortOrder)
+	doc, _ := json.Marshal(strategyBody{Name: st.Name, Title: st.Title, Disabled: &st.Disabled, SortOrder: &order,
 		Constraints: constraintInputs(st.Constraints), Parameters: engine.Parameters(st.Parameters), Variants: variantInputs(st.Variants), Segments: st.Segments})
 	patched, err := applyPatch(doc, ops)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "strategies/"+t.Name)
+	httpjson.SetLocation(w, "strategies/%s", t.Name)
 	return writeJSON(w, http.StatusCreated, t)
 }
 

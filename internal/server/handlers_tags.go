@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) createTagType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "tag-types/"+t.Name)
+	httpjson.SetLocation(w, "tag-types/%s", t.Name)
 	return writeJSON(w, http.StatusCreated, t)
 }
 
@@ -175,7 +176,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "tags/"+t.Type+"/"+t.Value)
+	httpjson.SetLocation(w, "tags/%s/%s", t.Type, t.Value)
 	return writeJSON(w, http.StatusCreated, map[string]any{"version": 1, "tag": t})
 }
 
@@ -244,7 +245,7 @@ func (s *Server) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", r.PathValue("featureName")+"/tags")
+	httpjson.SetLocation(w, "%s/tags", r.PathValue("featureName"))
 	return writeJSON(w, http.StatusCreated, t)
 }
 

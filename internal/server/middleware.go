@@ -84,13 +84,13 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // observe gives every request an id (X-Request-Id, kept when the caller
-// sends a sane one), logs it when done, and turns a panic into a logged 500
+// sends a sane one, see saneRequestID), logs it when done, and turns a panic into a logged 500
 // with the error body.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		idValue := r.Header["X-Request-Id"]
-		if len(idValue) == 0 || idValue[0] == "" || len(idValue[0]) > 64 {
+		if len(idValue) == 0 || !saneRequestID(idValue[0]) {
 			idValue = nextRequestID()
 		} else {
 			idValue = idValue[:1:1]
@@ -120,6 +120,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// saneRequestID reports whether a caller's X-Request-Id may be kept and
+// echoed: 1–64 characters of visible ASCII.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // limitBody caps request bodies at the configured size; reading past it

@@ -7,8 +7,7 @@ import "net/http"
 // body rule, handler. The other parts add theirs in registerExtrasRoutes
 // (routes_extras.go) and registerSignalsRoutes (routes_signals.go).
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	r := &router{s: s, mux: mux}
+	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}}
 
 	// Unauthenticated.
 	r.public("GET /health", s.health)
@@ -103,14 +102,15 @@ func (s *Server) routes() http.Handler {
 	s.registerExtrasRoutes(r)
 	s.registerSignalsRoutes(r)
 
-	mux.HandleFunc("/", s.notFound)
-	return chain(mux, s.observe, s.limitBody)
+	r.mux.Handle("/", http.HandlerFunc(s.notFound))
+	s.routeTable = r.mux.table
+	return chain(r.mux.ServeMux, s.observe, s.limitBody)
 }
 
 // router registers routes with the middleware their surface needs.
 type router struct {
 	s   *Server
-	mux *http.ServeMux
+	mux *routeMux
 	// frontendCORS, when set, wraps every frontend route outside
 	// authentication, so browsers can read its 401 and 403 answers too.
 	frontendCORS middleware
@@ -151,15 +151,16 @@ func (r *router) client(pattern string, h func(http.ResponseWriter, *http.Reques
 // frontend registers a frontend API route (frontend tokens only).
 func (r *router) frontend(pattern string, h http.Handler) {
 	sf := surfaceFrontend
-	h = chain(h, r.s.authenticate(sf))
+	h = chain(textChecked(pattern, h), r.s.authenticate(sf))
 	if r.frontendCORS != nil {
 		h = r.frontendCORS(h)
 	}
-	r.mux.Handle(pattern, h)
+	r.mux.register(Route{Pattern: pattern, Surface: "frontend"}, h, false)
 }
 
 // handle applies authentication, then the permission check, then the
-// content-type check: 401 beats 403 beats 415 beats 400.
+// content-type check, then the text check of path and query: 401 beats 403
+// beats 415 beats 400.
 func (r *router) handle(pattern string, sf *surface, perm string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
 	var spec routeSpec
 	for _, o := range opts {
@@ -175,5 +176,9 @@ func (r *router) handle(pattern string, sf *surface, perm string, h func(http.Re
 	if spec.json {
 		mw = append(mw, r.s.jsonBody)
 	}
-	r.mux.Handle(pattern, chain(handlerFunc(r.s, h), mw...))
+	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.json}
+	if sf != nil {
+		rt.Surface = sf.String()
+	}
+	r.mux.register(rt, chain(textChecked(pattern, handlerFunc(r.s, h)), mw...), false)
 }

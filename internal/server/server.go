@@ -26,6 +26,8 @@ type Server struct {
 	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
+	// routeTable lists the registered routes (Routes).
+	routeTable []Route
 }
 
 // New builds the server on an open store. It creates the initial API

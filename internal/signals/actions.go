@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -100,7 +101,7 @@ type actionSetBody struct {
 	} `json:"match"`
 	Actions []struct {
 		Action          string            `json:"action"`
-		SortOrder       *int              `json:"sortOrder"`
+		SortOrder       *int32            `json:"sortOrder"`
 		ExecutionParams map[string]string `json:"executionParams"`
 	} `json:"actions"`
 }
@@ -161,7 +162,7 @@ func (s *Service) toActionSet(b actionSetBody, project string, actor store.Actor
 		}
 		order := i + 1
 		if ab.SortOrder != nil {
-			order = *ab.SortOrder
+			order = int(*ab.SortOrder)
 		}
 		a.Actions = append(a.Actions, store.Action{Action: ab.Action, SortOrder: order, ExecutionParams: params,
 			CreatedAt: now, CreatedByUserID: actor.UserID})
@@ -279,7 +280,7 @@ func (s *Service) CreateActionSet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "api/admin/projects/"+project+"/actions/"+strconv.FormatInt(a.ID, 10))
+	httpjson.SetLocation(w, "api/admin/projects/%s/actions/%s", project, strconv.FormatInt(a.ID, 10))
 	return writeJSON(w, http.StatusCreated, a)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -112,7 +113,7 @@ func (s *Service) CreateEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "api/admin/signal-endpoints/"+strconv.FormatInt(e.ID, 10))
+	httpjson.SetLocation(w, "api/admin/signal-endpoints/%s", strconv.FormatInt(e.ID, 10))
 	return writeJSON(w, http.StatusCreated, endpointView{created, s.endpointURL(created.Name)})
 }
 
@@ -281,7 +282,7 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "api/admin/signal-endpoints/"+strconv.FormatInt(id, 10)+"/tokens/"+strconv.FormatInt(t.ID, 10))
+	httpjson.SetLocation(w, "api/admin/signal-endpoints/%s/tokens/%s", strconv.FormatInt(id, 10), strconv.FormatInt(t.ID, 10))
 	return writeJSON(w, http.StatusCreated, createdToken{t, secret})
 }
 

@@ -76,6 +76,9 @@ func signalPayload(r *http.Request, limit int64) (json.RawMessage, error) {
 	if !json.Valid(body) {
 		return nil, apierr.Validation("The signal body must be JSON (or empty).")
 	}
+	if err := httpjson.CheckText(body); err != nil {
+		return nil, err
+	}
 	return json.RawMessage(body), nil
 }
 

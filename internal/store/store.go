@@ -58,6 +58,9 @@ type Dialect struct {
 	isUnique func(error) bool
 	// isForeignKey reports a foreign-key violation.
 	isForeignKey func(error) bool
+	// isRetryable reports a transaction aborted by a deadlock or a
+	// serialization conflict, which succeeds when run again.
+	isRetryable func(error) bool
 }
 
 var (
@@ -71,6 +74,7 @@ var (
 			var e *sqlite.Error
 			return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 		},
+		isRetryable: func(error) bool { return false }, // one writer at a time (groupCommit)
 	}
 	postgresDialect = Dialect{
 		Name: "postgres", goose: goose.DialectPostgres, dir: "migrations/postgres",
@@ -81,6 +85,10 @@ var (
 		isForeignKey: func(err error) bool {
 			var e *pgconn.PgError
 			return errors.As(err, &e) && e.Code == "23503"
+		},
+		isRetryable: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 		},
 	}
 )
@@ -96,11 +104,10 @@ type Store struct {
 	revision atomic.Int64
 	// credentialRevision counts committed changes to tokens and users.
 	credentialRevision atomic.Int64
-	// writeSlot serialises this process's write transactions on SQLite,
-	// which has a single writer: waiting here wakes up as soon as the
-	// writer finishes, where SQLite's busy handler sleeps and retries with
-	// growing back-off. nil on PostgreSQL.
-	writeSlot chan struct{}
+	// commits runs this process's write transactions on SQLite, which has
+	// a single writer, one group at a time (groupcommit.go). nil on
+	// PostgreSQL.
+	commits *groupCommit
 	// generation changes whenever a change is seen: committed here, or
 	// found by LatestEventID (including a late commit of a lower id).
 	generation atomic.Int64
@@ -111,28 +118,6 @@ type Store struct {
 	// free-text search asks the index for rare ones (events_grams.go).
 	grams   atomic.Pointer[gramSample]
 	gramsMu sync.Mutex
-}
-
-// writeSlotTimeout bounds the wait for the SQLite writer (as busy_timeout
-// does inside SQLite).
-const writeSlotTimeout = 10 * time.Second
-
-// acquireWriteSlot waits for the write slot (SQLite only) and returns its
-// release function.
-func (s *Store) acquireWriteSlot(ctx context.Context) (release func(), err error) {
-	if s.writeSlot == nil {
-		return func() {}, nil
-	}
-	timer := time.NewTimer(writeSlotTimeout)
-	defer timer.Stop()
-	select {
-	case s.writeSlot <- struct{}{}:
-		return func() { <-s.writeSlot }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timer.C:
-		return nil, s.translate(errors.New("store: timed out waiting for the SQLite writer"))
-	}
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -162,11 +147,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	switch {
 	case IsPostgresURL(cfg.URL):
 		dialect = postgresDialect
-		db, err = sql.Open("pgx", cfg.URL)
-		if err == nil {
-			db.SetMaxOpenConns(16)
-			db.SetMaxIdleConns(16)
-		}
+		db, err = openPostgres(ctx, cfg.URL, log)
 	case cfg.URL != "":
 		return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL (got scheme %q); leave it empty for SQLite", schemeOf(cfg.URL))
 	default:
@@ -178,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{db: db, dialect: dialect, log: log, now: time.Now}
 	if dialect.Name == "sqlite" {
-		s.writeSlot = make(chan struct{}, 1)
+		s.commits = &groupCommit{s: s, slot: make(chan struct{}, 1)}
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -202,6 +183,41 @@ func schemeOf(u string) string {
 	return ""
 }
 
+// openPostgres connects to PostgreSQL so that a commit returns only once it
+// is durable: when the server's default for this database or role is
+// synchronous_commit=off (and the URL does not choose it), the sessions
+// set it back to on. A server that runs with fsync=off cannot be made
+// durable from here; that is logged as a warning.
+func openPostgres(ctx context.Context, rawURL string, log *slog.Logger) (*sql.DB, error) {
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var syncCommit, fsync string
+	if err := db.QueryRowContext(ctx, `SELECT current_setting('synchronous_commit'), current_setting('fsync')`).Scan(&syncCommit, &fsync); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	if fsync == "off" {
+		log.Warn("PostgreSQL runs with fsync=off: acknowledged changes can be lost in an OS crash or a power cut")
+	}
+	if u, perr := url.Parse(rawURL); syncCommit == "off" && perr == nil && !u.Query().Has("synchronous_commit") {
+		q := u.Query()
+		q.Set("synchronous_commit", "on")
+		u.RawQuery = q.Encode()
+		db.Close()
+		if db, err = sql.Open("pgx", u.String()); err != nil {
+			return nil, err
+		}
+		log.Info("PostgreSQL defaults to synchronous_commit=off here; Bunting's sessions use on, so that acknowledged changes are durable")
+	} else if syncCommit == "off" {
+		log.Warn("DATABASE_URL sets synchronous_commit=off: acknowledged changes can be lost in an OS crash or a power cut")
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	return db, nil
+}
+
 // sqliteURIPath escapes the characters that end the path of an SQLite URI
 // filename, so a file named "a#1" or "b?c" is opened where it is.
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
@@ -215,8 +231,11 @@ func openSQLite(path string) (*sql.DB, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
+	// synchronous(FULL): in WAL mode every commit syncs the log before it
+	// returns, so an acknowledged change survives an OS crash or a power
+	// cut (NORMAL only survives a crash of this process).
 	dsn := "file:" + sqliteURIPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err

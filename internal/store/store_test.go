@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -267,6 +269,179 @@ func TestEventCountsFollowEvents(t *testing.T) {
 		}
 		if rows != counted {
 			t.Fatalf("%d events but counters sum to %d", rows, counted)
+		}
+	})
+}
+
+// TestDeadlockedTransactionIsRetried makes two transactions lock two rows
+// in opposite orders. PostgreSQL aborts one of them to break the deadlock;
+// Tx runs it again, so both commit, each with its event, one after the
+// other (both rows carry the name the last one wrote).
+func TestDeadlockedTransactionIsRetried(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	st := servertest.OpenStore(t, db)
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if err := st.Tx(ctx, func(tx *store.Tx) error {
+			if err := newProject(tx, id); err != nil {
+				return err
+			}
+			return tx.Event(store.NewEvent{Type: "project-created", Project: id})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := countEvents(t, st)
+	var firstLocks sync.WaitGroup
+	firstLocks.Add(2)
+	update := func(first, second string) error {
+		attempt := 0
+		return st.Tx(ctx, func(tx *store.Tx) error {
+			attempt++
+			for i, id := range []string{first, second} {
+				p, err := tx.Project(id)
+				if err != nil {
+					return err
+				}
+				p.Name = first + second
+				if err := tx.UpdateProject(p); err != nil {
+					return err
+				}
+				if i == 0 && attempt == 1 {
+					firstLocks.Done()
+					firstLocks.Wait() // both hold their first row now
+				}
+			}
+			return tx.Event(store.NewEvent{Type: "project-updated", Project: first})
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- update("a", "b") }()
+	go func() { errs <- update("b", "a") }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a deadlocked transaction was not retried: %v", err)
+		}
+	}
+	a, errA := st.Q(ctx).Project("a")
+	b, errB := st.Q(ctx).Project("b")
+	if errA != nil || errB != nil || a.Name != b.Name || (a.Name != "ab" && a.Name != "ba") {
+		t.Fatalf("projects %+v %v, %+v %v: want both written by the same last transaction", a, errA, b, errB)
+	}
+	if got := countEvents(t, st) - before; got != 2 {
+		t.Fatalf("%d events, want 2", got)
+	}
+}
+
+// TestSQLiteSyncsEveryCommit: every pooled SQLite connection runs in WAL
+// mode with synchronous=FULL, so a commit is on disk when it returns.
+func TestSQLiteSyncsEveryCommit(t *testing.T) {
+	st := servertest.OpenStore(t, servertest.NewSQLite(t))
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range 4 { // held together: four distinct connections of the pool
+		c, err := st.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var sync int
+		var mode string
+		if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if sync != 2 || mode != "wal" {
+			t.Fatalf("connection %d: synchronous=%d journal_mode=%s, want 2 (FULL) and wal", i, sync, mode)
+		}
+	}
+}
+
+// TestPostgresSessionsCommitDurably: a database whose default is
+// synchronous_commit=off still gets durable commits from the store.
+func TestPostgresSessionsCommitDurably(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	admin, err := sql.Open("pgx", db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var name string
+	if err := admin.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(`ALTER DATABASE ` + name + ` SET synchronous_commit = off`); err != nil {
+		t.Fatal(err)
+	}
+	st := servertest.OpenStore(t, db)
+	var setting string
+	if err := st.DB().QueryRow(`SHOW synchronous_commit`).Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != "on" {
+		t.Fatalf("synchronous_commit=%s in the store's sessions, want on", setting)
+	}
+}
+
+// TestConcurrentTransactionsFailAlone: many writers at once, every other
+// one failing after its change (an error, a change without event, a
+// panic). On SQLite they are committed in groups (one sync for several);
+// each failing one must be rolled back alone and every other one committed
+// with its event.
+func TestConcurrentTransactionsFailAlone(t *testing.T) {
+	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
+		st := servertest.OpenStore(t, db)
+		ctx := context.Background()
+		before := countEvents(t, st)
+		const writers, each = 16, 12
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					id := fmt.Sprintf("p-%d-%d", w, i)
+					err := st.Tx(ctx, func(tx *store.Tx) error {
+						if err := newProject(tx, id); err != nil {
+							return err
+						}
+						switch i % 6 {
+						case 1:
+							return errors.New("refused")
+						case 3:
+							return nil // a change without its event
+						case 5:
+							panic("boom")
+						}
+						return tx.Event(store.NewEvent{Type: "project-created", Project: id})
+					})
+					if (i%2 == 0) != (err == nil) {
+						errs <- fmt.Errorf("%s: %v", id, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		for w := range writers {
+			for i := range each {
+				id := fmt.Sprintf("p-%d-%d", w, i)
+				if projectExists(t, st, id) != (i%2 == 0) {
+					t.Errorf("project %s exists=%v, want %v", id, !(i%2 == 0), i%2 == 0)
+				}
+			}
+		}
+		if got := countEvents(t, st) - before; got != writers*each/2 {
+			t.Fatalf("%d events, want %d", got, writers*each/2)
 		}
 	})
 }

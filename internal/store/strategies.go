@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"math"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -176,14 +177,15 @@ func (q Q) SetStrategySortOrder(id string, order int) error {
 	return err
 }
 
-// NextStrategySortOrder is one past the highest sort order in a flag environment.
+// NextStrategySortOrder is one past the highest sort order in a flag
+// environment, at most the largest the INTEGER column holds.
 func (q Q) NextStrategySortOrder(feature, env string) (int, error) {
 	var n sql.NullInt64
 	err := q.row([]any{&n}, `SELECT MAX(sort_order) FROM feature_strategies WHERE feature_name = $1 AND environment = $2`, feature, env)
 	if !n.Valid {
 		return 0, err
 	}
-	return int(n.Int64) + 1, err
+	return int(min(n.Int64+1, math.MaxInt32)), err
 }
 
 // StrategyUsesContextField reports whether any strategy or segment

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"time"
@@ -80,16 +81,40 @@ type Tx struct {
 // transaction changed rows without writing an event.
 var ErrChangeWithoutEvent = errors.New("store: a change was made without writing its event")
 
+// txAttempts is how many times Tx runs a transaction that PostgreSQL
+// aborted to break a deadlock or a serialization conflict.
+const txAttempts = 4
+
 // Tx runs fn in a transaction. It commits when fn returns nil and rolls back
 // otherwise. A transaction that changed rows but wrote no event is rolled
 // back with ErrChangeWithoutEvent. The events' ids raise Revision once the
 // commit succeeds.
+//
+// When PostgreSQL aborts the transaction to break a deadlock (concurrent
+// changes that lock the same rows in different orders, such as deleting a
+// strategy while its environment is removed from the project), Tx runs fn
+// again in a new transaction, up to txAttempts times in all: fn must have no
+// effect outside tx.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
-	release, err := s.acquireWriteSlot(ctx)
-	if err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		err := s.tx(ctx, fn)
+		if err == nil || attempt == txAttempts || !s.dialect.isRetryable(err) {
+			return err
+		}
+		s.log.Debug("transaction retried", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt*(1+rand.IntN(10))) * time.Millisecond):
+		}
 	}
-	defer release()
+}
+
+// tx is one attempt of Tx.
+func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.commits != nil {
+		return s.commits.run(ctx, fn)
+	}
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.translate(err)
@@ -103,6 +128,12 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return s.translate(err)
 	}
+	s.committed(tx)
+	return nil
+}
+
+// committed publishes what a committed transaction changed.
+func (s *Store) committed(tx *Tx) {
 	s.observeRevision(tx.maxID)
 	if tx.events > 0 || tx.changed {
 		s.generation.Add(1)
@@ -110,7 +141,6 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if tx.credentialsChanged {
 		s.credentialRevision.Add(1)
 	}
-	return nil
 }
 
 // credentialEventPrefixes are the event types that change who may log in.

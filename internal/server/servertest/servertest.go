@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,6 +66,7 @@ type Harness struct {
 	Store  *store.Store
 	// Client is the HTTP client used by Do.
 	Client *http.Client
+	logs   *logBuffer
 }
 
 // Option adjusts the configuration of a harness server.
@@ -164,7 +166,8 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(testWriter{t, logs}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := store.Open(ctx, store.Config{URL: cfg.DatabaseURL, Path: cfg.DatabasePath, Logger: log})
 	if err != nil {
@@ -199,15 +202,40 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	})
 	return &Harness{
 		URL: "http://" + ln.Addr().String(), AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken,
-		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second},
+		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second}, logs: logs,
 	}
 }
 
-// testWriter sends server logs to the test log.
-type testWriter struct{ t testing.TB }
+// Logs returns what the server has logged so far (warnings and errors).
+func (h *Harness) Logs() string { return h.logs.String() }
+
+// logBuffer keeps a server's log lines for Logs.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// testWriter sends server logs to the test log and keeps them.
+type testWriter struct {
+	t    testing.TB
+	logs *logBuffer
+}
 
 // Write logs one line to the test.
 func (w testWriter) Write(p []byte) (int, error) {
+	w.logs.Write(p)
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
