@@ -42,6 +42,7 @@ func (s *Server) CheckStaleness(ctx context.Context) (int, error) {
 	}
 	marked := 0
 	err = s.store.Tx(ctx, func(tx *store.Tx) error {
+		marked = 0 // the store may run this function again (a PostgreSQL deadlock)
 		for _, c := range changes {
 			if !c.PotentiallyStale {
 				continue

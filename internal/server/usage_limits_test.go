@@ -21,7 +21,6 @@ func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
 		h.Do(t, "PUT", envPath("f1", "development")+"/variants", h.AdminToken, []any{map[string]any{"name": "blue", "weight": 1000}}).Want(t, 200)
 		toggles := map[string]any{
 			"f1":        map[string]any{"yes": 1, "no": 2, "variants": map[string]any{"blue": 1, "disabled": 1, "made-up": 7}},
-			"nul\u0000": map[string]any{"yes": 1, "no": 1, "variants": map[string]any{"x\u0000": 1}},
 		}
 		for i := range 300 {
 			toggles[fmt.Sprintf("random-%d", i)] = map[string]any{"yes": 1, "no": 1, "variants": map[string]any{"v": 1}}
@@ -30,6 +29,9 @@ func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
 			return map[string]any{"appName": "app1", "bucket": map[string]any{"start": time.Now().UTC().Format(time.RFC3339), "stop": time.Now().UTC().Format(time.RFC3339), "toggles": toggles}}
 		}
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(toggles)).Want(t, 202)
+		nul := map[string]any{"nul\u0000": map[string]any{"yes": 1, "no": 1, "variants": map[string]any{"x\u0000": 1}}}
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(nul)).WantError(t, 400, "ValidationError")
+		h.Do(t, "POST", "/api/frontend/client/metrics", h.FrontendToken, body(nul)).WantError(t, 400, "ValidationError")
 		h.Do(t, "POST", "/api/frontend/client/metrics", h.FrontendToken, body(toggles)).Want(t, 200)
 		huge := map[string]any{"f1": map[string]any{"yes": int64(math.MaxInt64), "no": 0, "variants": map[string]any{"blue": int64(math.MaxInt64)}}}
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(huge)).Want(t, 202)
