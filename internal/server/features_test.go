@@ -65,6 +65,7 @@ func TestFeatureLifecycle(t *testing.T) {
 			t.Fatal("archived flag still listed")
 		}
 		h.Do(t, "POST", envPath("f1", "development")+"/on", h.AdminToken, nil).WantError(t, 400, "ArchivedFeatureError")
+		h.Do(t, "GET", featurePath("f1"), h.AdminToken, nil).WantError(t, 404, "NotFoundError", "archived")
 		h.Do(t, "POST", "/api/admin/archive/revive/f1", h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "POST", "/api/admin/archive/revive/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
 		h.Do(t, "DELETE", "/api/admin/archive/f1", h.AdminToken, nil).WantError(t, 400, "ValidationError", "not archived")
