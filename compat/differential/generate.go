@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
+	"strings"
 )
 
 // Scenario is the sequence of admin calls generated from one seed.
@@ -102,7 +103,7 @@ func (g *generator) run() {
 	for _, o := range ops {
 		total += o.weight
 	}
-	for range 45 + g.rng.IntN(20) {
+	for range 35 + g.rng.IntN(15) {
 		n := g.rng.IntN(total)
 		for _, o := range ops {
 			if n < o.weight {
@@ -633,6 +634,7 @@ func (g *generator) invalidConstraint() badConstraint {
 		{map[string]any{"contextName": "email", "operator": "REGEX", "value": "(unclosed"}, "an invalid REGEX"},
 		{map[string]any{"contextName": "region", "operator": pick(g, []string{"IN_CIDR", "BETWEEN"}), "values": []string{"eu"}}, "an unknown operator"},
 		{map[string]any{"contextName": "region", "operator": "IN", "values": []string{"eu", ""}}, "an empty string among values"},
+		{map[string]any{"contextName": "region", "operator": "STR_CONTAINS", "values": []string{strings.Repeat("é", 101)}}, "a value over 100 characters"},
 	}
 	return pick(g, options)
 }

@@ -29,10 +29,34 @@ var (
 	// (403 unless the flag already has some); Bunting keeps serving and
 	// accepting them. Scenarios use strategy variants only.
 	EnvironmentVariants = Deliberate{"environment-variants", "`PUT …/environments/:env/variants` (feature-environment variants) is accepted; Unleash 8 answers 403 unless the flag already has such variants (they are deprecated in favour of strategy variants), so the scenarios do not use it"}
+
+	// SingleDependencies: Unleash's client features repeat a flag's
+	// dependency once per strategy; Bunting lists it once.
+	SingleDependencies = Deliberate{"single-dependencies", "a dependency appears once in the client features (Unleash repeats it once per strategy of the flag); SDKs AND them, so the repeats change nothing"}
+	// InlinedConstraintOrder: without Unleash-Client-Spec, segment
+	// constraints are inlined in the order of the strategy's segments;
+	// Unleash's order follows its database rows.
+	InlinedConstraintOrder = Deliberate{"inlined-constraint-order", "without `Unleash-Client-Spec`, a strategy's segment constraints follow its own in the order of its segments (Unleash's order follows its database rows); SDKs AND them, so the order changes nothing"}
+	// CurrentTime: the frontend API honours a currentTime in the request,
+	// as the Unleash context is documented to; Unleash's frontend API moves
+	// it into properties and compares dates with its own clock.
+	CurrentTime = Deliberate{"current-time", "the frontend API honours a `currentTime` in the request, as the Unleash context is documented to (\"defaults to the current time if not set\"); Unleash's moves it into `properties` and compares `DATE_*` constraints with its own clock"}
+	// ParentOff: the frontend API evaluates a parent that is off in the
+	// environment like any other flag; Unleash's leaves such a parent out
+	// of what it evaluates, so a child that requires it to be off is off.
+	ParentOff = Deliberate{"parent-off", "in the frontend API a dependency with `enabled: false` on a parent that is off in the environment is satisfied, as documented; Unleash's frontend API leaves flags that are off out of what it evaluates, so such a child is always off there"}
+	// OuterSpaceIPs: the engine trims every entry of a remoteAddress
+	// strategy's IPs list; the Node SDK splits on commas with the spaces
+	// around them, so spaces before the first entry or after the last stay
+	// and that entry never matches.
+	OuterSpaceIPs = Deliberate{"outer-space-ips", "every entry of a `remoteAddress` strategy's `IPs` list is trimmed (as the Go SDK and Yggdrasil do); the Node SDK, and so Unleash's frontend API, keeps spaces before the first entry and after the last, which then never matches"}
+	// AnonymousSession: the frontend API does not make up a sessionId.
+	AnonymousSession = Deliberate{"anonymous-session", "the frontend API does not make up a random `sessionId` for a request without one (Unleash's does, per request), so the compared contexts always carry one"}
 )
 
 // DeliberateDifferences lists every deliberate difference.
-var DeliberateDifferences = []Deliberate{NoVariantsKey, NoInlineFalse, ConstraintFlags, EnvironmentVariants}
+var DeliberateDifferences = []Deliberate{NoVariantsKey, NoInlineFalse, ConstraintFlags, SingleDependencies,
+	InlinedConstraintOrder, EnvironmentVariants, CurrentTime, ParentOff, OuterSpaceIPs, AnonymousSession}
 
 // singleValueOperators take "value", the others "values".
 var singleValueOperators = []string{"NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE",
@@ -73,6 +97,10 @@ func ClientFeatures(data []byte, keep func(name string) bool, ids IDs) (map[stri
 		if !ok || !keep(fmt.Sprint(feature["name"])) {
 			continue
 		}
+		if deps, ok := feature["dependencies"].([]any); ok {
+			feature["dependencies"] = uniqueJSON(deps) // SingleDependencies
+		}
+		_, separate := payload["segments"]
 		strategies, _ := feature["strategies"].([]any)
 		for _, s := range strategies {
 			strategy := s.(map[string]any)
@@ -80,6 +108,9 @@ func ClientFeatures(data []byte, keep func(name string) bool, ids IDs) (map[stri
 				strategy["variants"] = []any{} // NoVariantsKey
 			}
 			normalizeConstraints(strategy["constraints"])
+			if cs, ok := strategy["constraints"].([]any); ok && !separate {
+				slices.SortStableFunc(cs, func(a, b any) int { return cmp.Compare(mustJSON(a), mustJSON(b)) }) // InlinedConstraintOrder
+			}
 			segments, _ := strategy["segments"].([]any)
 			for i, id := range segments {
 				used[idString(id)] = true
@@ -116,6 +147,19 @@ func ClientFeatures(data []byte, keep func(name string) bool, ids IDs) (map[stri
 	return payload, nil
 }
 
+// uniqueJSON keeps the first of equal elements.
+func uniqueJSON(list []any) []any {
+	seen := map[string]bool{}
+	var out []any
+	for _, e := range list {
+		if key := mustJSON(e); !seen[key] {
+			seen[key] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // idString is a JSON number id as text.
 func idString(id any) string {
 	if f, ok := id.(float64); ok {
@@ -138,7 +182,7 @@ func (ids IDs) segmentName(id any) any {
 
 // StoredFlag projects GET /api/admin/projects/:p/features/:f onto what a
 // flag's configuration is: metadata, dependencies and, in the scenario's
-// environment, whether it is on and its strategies in their order.
+// environment, whether it is on and its strategies with their sortOrder.
 // Server-made values (ids, dates, counts) are left out, and so are
 // feature-environment variants (see EnvironmentVariants).
 func StoredFlag(data []byte, ids IDs) (map[string]any, error) {
@@ -163,14 +207,11 @@ func StoredFlag(data []byte, ids IDs) (map[string]any, error) {
 		}
 		out["enabled"] = env["enabled"]
 		strategies, _ := env["strategies"].([]any)
-		slices.SortStableFunc(strategies, func(a, b any) int {
-			return cmp.Compare(number(a.(map[string]any)["sortOrder"]), number(b.(map[string]any)["sortOrder"]))
-		})
 		var kept []any
 		for _, s := range strategies {
 			strategy := s.(map[string]any)
 			p := map[string]any{}
-			for _, key := range []string{"name", "title", "disabled", "parameters", "constraints", "variants"} {
+			for _, key := range []string{"name", "title", "disabled", "parameters", "constraints", "variants", "sortOrder"} {
 				p[key] = strategy[key]
 			}
 			normalizeConstraints(p["constraints"])
@@ -183,6 +224,13 @@ func StoredFlag(data []byte, ids IDs) (map[string]any, error) {
 			p["segments"] = names
 			kept = append(kept, p)
 		}
+		// By sortOrder; the admin API leaves the order of equal sortOrders
+		// to the database (the client features, compared apart, break
+		// those ties by creation).
+		slices.SortFunc(kept, func(a, b any) int {
+			return cmp.Or(cmp.Compare(number(a.(map[string]any)["sortOrder"]), number(b.(map[string]any)["sortOrder"])),
+				cmp.Compare(mustJSON(a), mustJSON(b)))
+		})
 		out["strategies"] = kept
 	}
 	return out, nil
