@@ -28,7 +28,7 @@ var (
 	// EnvironmentVariants: Unleash 8 refuses feature-environment variants
 	// (403 unless the flag already has some); Bunting keeps serving and
 	// accepting them. Scenarios use strategy variants only.
-	EnvironmentVariants = Deliberate{"environment-variants", "`PUT …/environments/:env/variants` (feature-environment variants) is accepted; Unleash 8 answers 403 unless the flag already has such variants (they are deprecated in favour of strategy variants), so the scenarios do not use it"}
+	EnvironmentVariants = Deliberate{"environment-variants", "`PUT …/environments/:env/variants` (feature-environment variants) is accepted; Unleash 8 answers 403 unless the flag already has such variants (deprecated in favour of strategy variants), so the scenarios do not use it"}
 
 	// SingleDependencies: Unleash's client features repeat a flag's
 	// dependency once per strategy; Bunting lists it once.
@@ -36,7 +36,7 @@ var (
 	// InlinedConstraintOrder: without Unleash-Client-Spec, segment
 	// constraints are inlined in the order of the strategy's segments;
 	// Unleash's order follows its database rows.
-	InlinedConstraintOrder = Deliberate{"inlined-constraint-order", "without `Unleash-Client-Spec`, a strategy's segment constraints follow its own in the order of its segments (Unleash's order follows its database rows); SDKs AND them, so the order changes nothing"}
+	InlinedConstraintOrder = Deliberate{"inlined-constraint-order", "without `Unleash-Client-Spec`, a strategy's segment constraints follow its own in the order of its segments (Unleash's order follows its database rows); SDKs AND them"}
 	// CurrentTime: the frontend API honours a currentTime in the request,
 	// as the Unleash context is documented to; Unleash's frontend API moves
 	// it into properties and compares dates with its own clock.
