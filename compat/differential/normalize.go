@@ -50,13 +50,17 @@ var (
 	// around them, so spaces before the first entry or after the last stay
 	// and that entry never matches.
 	OuterSpaceIPs = Deliberate{"outer-space-ips", "every entry of a `remoteAddress` strategy's `IPs` list is trimmed (as the Go SDK and Yggdrasil do); the Node SDK, and so Unleash's frontend API, keeps spaces before the first entry and after the last, which then never matches"}
+	// StrategyVariantGroup: strategy variants of a strategy without a
+	// groupId parameter hash under the flag name; the Node SDK hashes
+	// under "undefined".
+	StrategyVariantGroup = Deliberate{"strategy-variant-group", "the frontend API picks the variant of a strategy without a `groupId` parameter (any but `flexibleRollout`) by hashing under the flag's name, as Yggdrasil (Unleash Edge) does; the Node SDK, and so Unleash's frontend API, hashes under the text `undefined`, which puts the users of every such flag in the same buckets"}
 	// AnonymousSession: the frontend API does not make up a sessionId.
 	AnonymousSession = Deliberate{"anonymous-session", "the frontend API does not make up a random `sessionId` for a request without one (Unleash's does, per request), so the compared contexts always carry one"}
 )
 
 // DeliberateDifferences lists every deliberate difference.
 var DeliberateDifferences = []Deliberate{NoVariantsKey, NoInlineFalse, ConstraintFlags, SingleDependencies,
-	InlinedConstraintOrder, EnvironmentVariants, CurrentTime, ParentOff, OuterSpaceIPs, AnonymousSession}
+	InlinedConstraintOrder, EnvironmentVariants, CurrentTime, ParentOff, OuterSpaceIPs, StrategyVariantGroup, AnonymousSession}
 
 // singleValueOperators take "value", the others "values".
 var singleValueOperators = []string{"NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE",

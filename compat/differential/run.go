@@ -539,38 +539,63 @@ func compareSDKs(t *testing.T, s *Scenario, ref, sut *side, n int, r *Report) {
 // frontendDeliberate says which deliberate difference, if any, may make
 // the frontend APIs answer differently for flag in context c, judging by
 // the flag and its parents as the reference serves them to SDKs (segments
-// inlined): a dependency that requires a parent that is off to be off
-// (ParentOff), a remoteAddress strategy whose IPs list starts or ends with
-// a space (OuterSpaceIPs), or a currentTime in the context with DATE_*
-// constraints (CurrentTime).
-func frontendDeliberate(features map[string]any, flag string, c harness.Context) *Deliberate {
+// inlined), and whether it only concerns the variant: a dependency that
+// requires a parent that is off to be off (ParentOff), a remoteAddress
+// strategy whose IPs list starts or ends with a space (OuterSpaceIPs), a
+// currentTime in the context with DATE_* constraints (CurrentTime), or
+// strategy variants without a groupId parameter (StrategyVariantGroup:
+// only the variant, unless a dependency asks for the parent's variant).
+func frontendDeliberate(features map[string]any, flag string, c harness.Context) (d *Deliberate, variantOnly bool) {
 	f, _ := features[flag].(map[string]any)
 	deps, _ := f["dependencies"].([]any)
-	related := []map[string]any{f}
+	type related struct {
+		feature  map[string]any
+		variants bool // whether its variant decides the flag's state
+	}
+	all := []related{{f, false}}
 	for _, d := range deps {
 		dep := d.(map[string]any)
 		parent, _ := features[fmt.Sprint(dep["feature"])].(map[string]any)
 		if dep["enabled"] == false && parent != nil && parent["enabled"] == false {
-			return &ParentOff
+			return &ParentOff, false
 		}
-		related = append(related, parent)
+		wanted, _ := dep["variants"].([]any)
+		all = append(all, related{parent, len(wanted) > 0})
 	}
-	for _, feature := range related {
-		strategies, _ := feature["strategies"].([]any)
+	for _, r := range all {
+		strategies, _ := r.feature["strategies"].([]any)
 		for _, st := range strategies {
 			strategy := st.(map[string]any)
-			if ips, _ := strategy["parameters"].(map[string]any)["IPs"].(string); strategy["name"] == "remoteAddress" && paddedEntryMatches(ips, c) {
-				return &OuterSpaceIPs
+			params, _ := strategy["parameters"].(map[string]any)
+			if ips, _ := params["IPs"].(string); strategy["name"] == "remoteAddress" && paddedEntryMatches(ips, c) {
+				return &OuterSpaceIPs, false
 			}
 			constraints, _ := strategy["constraints"].([]any)
 			for _, con := range constraints {
 				if c.CurrentTime != "" && strings.HasPrefix(fmt.Sprint(con.(map[string]any)["operator"]), "DATE_") {
-					return &CurrentTime
+					return &CurrentTime, false
 				}
 			}
 		}
 	}
-	return nil
+	for i, r := range all {
+		strategies, _ := r.feature["strategies"].([]any)
+		for _, st := range strategies {
+			strategy := st.(map[string]any)
+			params, _ := strategy["parameters"].(map[string]any)
+			variants, _ := strategy["variants"].([]any)
+			if _, ok := params["groupId"]; !ok && len(variants) > 0 && (i == 0 || r.variants) {
+				return &StrategyVariantGroup, i == 0
+			}
+		}
+	}
+	return nil, false
+}
+
+// withoutVariant drops the variant from a frontend toggle's description.
+func withoutVariant(toggle string) string {
+	before, _, _ := strings.Cut(toggle, " variant=")
+	return before
 }
 
 // paddedEntryMatches says whether the first or last entry of a
@@ -663,7 +688,7 @@ func compareFrontends(t *testing.T, s *Scenario, ref, sut *side, n int, r *Repor
 					if tg.ImpressionData != nil {
 						impression = fmt.Sprint(*tg.ImpressionData)
 					}
-					out[tg.Name] = fmt.Sprintf("enabled=%v variant=%s impressionData=%s", tg.Enabled, describeVariant(tg.Variant), impression)
+					out[tg.Name] = fmt.Sprintf("enabled=%v impressionData=%s variant=%s", tg.Enabled, impression, describeVariant(tg.Variant))
 				}
 			}
 			return view{out, err}
@@ -673,12 +698,15 @@ func compareFrontends(t *testing.T, s *Scenario, ref, sut *side, n int, r *Repor
 		}
 		r.FrontendContexts++
 		for _, f := range s.Flags {
-			if d := frontendDeliberate(r.refFeatures, f, c); d != nil {
+			x, y := cmp.Or(a.toggles[f], "not listed"), cmp.Or(b.toggles[f], "not listed")
+			if d, variantOnly := frontendDeliberate(r.refFeatures, f, c); d != nil {
 				r.Evened[d.Name]++
-				continue
+				if !variantOnly {
+					continue
+				}
+				x, y = withoutVariant(x), withoutVariant(y)
 			}
 			r.FrontendChecks++
-			x, y := cmp.Or(a.toggles[f], "not listed"), cmp.Or(b.toggles[f], "not listed")
 			if x != y {
 				diffs.add(r, KindFrontend, s, f, "  %s /api/frontend, context %s\n  unleash %s\n  bunting %s", method, describeContext(c), x, y)
 			}
