@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +118,7 @@ func (r *Report) Summary() string {
 			evened = append(evened, fmt.Sprintf("%s %d", d.Name, n))
 		}
 	}
-	return fmt.Sprintf("seed %d: %d calls (%d refused by Unleash), %d client features payloads, %d SDK evaluations (%d contexts), %d frontend evaluations (%d contexts; left out as deliberate differences: %s); differences: %s; took %s",
+	return fmt.Sprintf("seed %d: %d calls (%d refused by Unleash), %d client features payloads, %d SDK evaluations (%d contexts), %d frontend evaluations (%d contexts; deliberate differences evened out: %s); differences: %s; took %s",
 		r.Seed, r.Calls, r.Refused, r.FeaturePayloads, r.SDKChecks, r.SDKContexts, r.FrontendChecks, r.FrontendContexts,
 		cmp.Or(strings.Join(evened, ", "), "none"), strings.Join(kinds, ", "), strings.Join(r.Timings, ", "))
 }
@@ -374,7 +375,43 @@ func FetchClientFeatures(up *harness.Upstream, spec string) ([]byte, error) {
 
 // syncTimeout bounds how long a server's client and frontend APIs may take
 // to show the last admin call (Unleash refreshes them on a revision poll).
-const syncTimeout = 30 * time.Second
+const syncTimeout = 60 * time.Second
+
+// nudgeEvery is how often waitSynced makes a change on the side it waits
+// for: Unleash refreshes its frontend API's flags when its revision
+// advances, and refreshes that overlap can leave it a change behind until
+// the next one.
+const nudgeEvery = 5 * time.Second
+
+// waitSynced waits until check passes for the side, making a change of no
+// consequence (a flag of its own switched on or off, outside the
+// scenario's flags) every nudgeEvery while it does not.
+func waitSynced(t *testing.T, s *Scenario, sd *side, what string, check func() error) {
+	t.Helper()
+	nudge := s.Prefix + "-nudge"
+	deadline, next, on := time.Now().Add(syncTimeout), time.Now().Add(nudgeEvery), false
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("seed %d: %s on %s: not within %s: %v", s.Seed, what, sd.name, syncTimeout, err)
+		}
+		if time.Now().After(next) {
+			if !on {
+				_, _, _ = sd.do(http.MethodPost, featuresPath(), mustJSON(map[string]any{"name": nudge}))
+			}
+			on = !on
+			action := map[bool]string{true: "/on", false: "/off"}[on]
+			if _, _, err := sd.do(http.MethodPost, envPath(nudge)+action, ""); err != nil {
+				t.Fatalf("seed %d: nudge %s: %v", s.Seed, sd.name, err)
+			}
+			next = time.Now().Add(nudgeEvery)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
 
 // compareClientFeatures waits until both client APIs serve the sentinel
 // flag (and so every change before it), then compares both client
@@ -382,7 +419,7 @@ const syncTimeout = 30 * time.Second
 func compareClientFeatures(t *testing.T, s *Scenario, ref, sut *side, r *Report) {
 	keep := func(name string) bool { return strings.HasPrefix(name, s.Prefix+"-") }
 	for _, sd := range []*side{ref, sut} {
-		harness.Eventually(t, syncTimeout, 200*time.Millisecond, sd.name+" client API serves "+s.Sentinel, func() error {
+		waitSynced(t, s, sd, "the client API serves "+s.Sentinel, func() error {
 			data, err := FetchClientFeatures(sd.up, "5.2.0")
 			if err == nil && !bytes.Contains(data, []byte(`"`+s.Sentinel+`"`)) {
 				err = fmt.Errorf("not yet")
@@ -505,7 +542,13 @@ func compareSDKs(t *testing.T, s *Scenario, ref, sut *side, n int, r *Report) {
 	var sdks [2]*harness.NodeDriver
 	for i, sd := range []*side{ref, sut} {
 		sdks[i] = harness.StartQuietNodeSDK(t, sd.up.ClientEndpoint(), "differential-sdk")
-		harness.WaitSDKFlag(t, sdks[i], harness.Context{SessionID: "s"}, s.Sentinel, true, syncTimeout)
+		waitSynced(t, s, sd, "the Node SDK sees "+s.Sentinel, func() error {
+			got, err := sdks[i].Evaluate([]harness.Check{{Flag: s.Sentinel, Context: harness.Context{SessionID: "s"}}})
+			if err == nil && (len(got) != 1 || !got[0].Enabled) {
+				err = fmt.Errorf("answer %+v", got)
+			}
+			return err
+		})
 	}
 	contexts := Contexts(s.Seed, n, false)
 	var checks []harness.Check
@@ -652,7 +695,14 @@ func compareFrontends(t *testing.T, s *Scenario, ref, sut *side, n int, r *Repor
 	var clients [2]*harness.ProxyClient
 	for i, sd := range []*side{ref, sut} {
 		clients[i] = harness.NewProxyClient(sd.up.BaseURL+"/api/frontend", sd.up.FrontendToken)
-		harness.WaitProxyFlag(t, clients[i], harness.Context{UserID: "u1", SessionID: "s1"}, s.Sentinel, true, syncTimeout)
+		client := clients[i]
+		waitSynced(t, s, sd, "the frontend API lists "+s.Sentinel, func() error {
+			toggles, err := client.Get(harness.Context{UserID: "u1", SessionID: "s1"})
+			if err == nil && !slices.ContainsFunc(toggles, func(tg harness.ProxyToggle) bool { return tg.Name == s.Sentinel && tg.Enabled }) {
+				err = fmt.Errorf("not listed yet")
+			}
+			return err
+		})
 	}
 	flags := map[string]bool{}
 	for _, f := range s.Flags {
