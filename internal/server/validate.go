@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -71,27 +70,6 @@ func validateConstraints(property string, cs []engine.Constraint) error {
 		}
 		if len(c.Values) > maxConstraintValues {
 			return apierr.Validation("The `%s.values` property may hold at most %d values.", at, maxConstraintValues)
-		}
-		if err := validateConstraintValues(at, c.Values); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// maxConstraintValueLength bounds one constraint value, in UTF-16 code
-// units (JavaScript's string length), as Unleash does.
-const maxConstraintValueLength = 100
-
-// validateConstraintValues refuses the values Unleash refuses: empty ones
-// and ones longer than maxConstraintValueLength.
-func validateConstraintValues(at string, values []string) error {
-	for i, v := range values {
-		if v == "" {
-			return apierr.Validation("The `%s.values[%d]` property must not be empty.", at, i)
-		}
-		if n := len(utf16.Encode([]rune(v))); n > maxConstraintValueLength {
-			return apierr.Validation("The `%s.values[%d]` property may be at most %d characters long. You sent %d.", at, i, maxConstraintValueLength, n)
 		}
 	}
 	return nil
