@@ -73,7 +73,8 @@ func (g *generator) run() {
 	for range 2 + g.rng.IntN(3) {
 		g.createSegment()
 	}
-	for range 10 + g.rng.IntN(5) {
+	g.contextFlags()
+	for range 8 + g.rng.IntN(5) {
 		f := g.createFlag()
 		for range g.rng.IntN(4) {
 			g.addStrategy(f)
@@ -173,6 +174,28 @@ func (g *generator) createFlag() *flagState {
 	return f
 }
 
+// contextFlags adds, on for everyone, a flag per context field that the
+// frontend APIs fill in or take from the request (appName, environment,
+// remoteAddress, currentTime), each with a default strategy tested on that
+// field alone, so that every scenario compares how they are read.
+func (g *generator) contextFlags() {
+	for _, field := range []string{"appName", "environment", "remoteAddress", "currentTime"} {
+		f := g.flag("ctx-" + strings.ToLower(field))
+		g.add(Call{Method: "POST", Path: featuresPath(), Flag: f.name, Note: "a flag tested on " + field,
+			Body: mustJSON(map[string]any{"name": f.name, "type": pick(g, flagTypes)})})
+		c := map[string]any{"contextName": field, "operator": pick(g, []string{"IN", "NOT_IN"}), "values": g.sample(vocabulary(field), 2, true)}
+		if field == "currentTime" {
+			c = g.constraintOn("DATE_AFTER", "DATE_BEFORE")
+		}
+		name := fmt.Sprintf("%s.%d", f.name, f.added)
+		f.added++
+		f.strategies = append(f.strategies, name)
+		g.add(Call{Method: "POST", Path: envPath(f.name) + "/strategies", Flag: f.name, Creates: kindStrategy + ":" + name,
+			Body: mustJSON(map[string]any{"name": "default", "constraints": []any{c}}), Note: "a strategy tested on " + field})
+		g.toggle(f, true)
+	}
+}
+
 func (g *generator) toggle(f *flagState, on bool) {
 	path, note := envPath(f.name)+"/off", "turn off"
 	if on {
@@ -242,7 +265,7 @@ func (g *generator) strategy(f *flagState, forUpdate bool) map[string]any {
 	case g.custom:
 		s["parameters"] = map[string]any{"level": "3"}
 	}
-	if n := g.rng.IntN(4); n > 0 {
+	if n := pick(g, []int{0, 0, 0, 0, 1, 1, 1, 2, 2, 3}); n > 0 {
 		cs := make([]any, n)
 		for i := range cs {
 			cs[i] = g.constraint()
@@ -359,10 +382,15 @@ func (g *generator) sample(from []string, n int, pad bool) []string {
 
 // constraint returns a random valid constraint.
 func (g *generator) constraint() map[string]any {
-	c := map[string]any{}
-	op := pick(g, []string{"IN", "IN", "NOT_IN", "NOT_IN", "STR_STARTS_WITH", "STR_ENDS_WITH", "STR_CONTAINS",
+	return g.constraintOn("IN", "IN", "NOT_IN", "NOT_IN", "STR_STARTS_WITH", "STR_ENDS_WITH", "STR_CONTAINS",
 		"NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE",
-		"SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE", "REGEX"})
+		"SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE", "REGEX")
+}
+
+// constraintOn returns a random valid constraint with one of operators.
+func (g *generator) constraintOn(operators ...string) map[string]any {
+	c := map[string]any{}
+	op := pick(g, operators)
 	c["operator"] = op
 	switch op {
 	case "IN", "NOT_IN":

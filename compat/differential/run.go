@@ -79,14 +79,17 @@ type Report struct {
 	// FrontendChecks is the number of flag × context pairs compared through
 	// the frontend APIs, FrontendContexts the contexts (requests per side).
 	FrontendChecks, FrontendContexts int
-	Differences                      []*Difference
+	// SDKEnabled and FrontendListed count the compared evaluations that
+	// were on at the reference (a comparison of only offs proves little).
+	SDKEnabled, FrontendListed int
+	Differences                []*Difference
 	// Notes are observations that are not differences (a call meant to be
 	// refused that the reference accepted).
 	Notes []string
 	// Timings say how long each step took.
 	Timings []string
-	// Evened counts, per deliberate difference, the comparisons it left
-	// out.
+	// Evened counts, per deliberate difference, the frontend comparisons
+	// it left out or narrowed to the flag's state.
 	Evened map[string]int
 
 	// first is the first difference of each kind and subject.
@@ -118,8 +121,8 @@ func (r *Report) Summary() string {
 			evened = append(evened, fmt.Sprintf("%s %d", d.Name, n))
 		}
 	}
-	return fmt.Sprintf("seed %d: %d calls (%d refused by Unleash), %d client features payloads, %d SDK evaluations (%d contexts), %d frontend evaluations (%d contexts; deliberate differences evened out: %s); differences: %s; took %s",
-		r.Seed, r.Calls, r.Refused, r.FeaturePayloads, r.SDKChecks, r.SDKContexts, r.FrontendChecks, r.FrontendContexts,
+	return fmt.Sprintf("seed %d: %d calls (%d refused by Unleash), %d client features payloads, %d SDK evaluations (%d contexts, %d on), %d frontend evaluations (%d contexts, %d on; deliberate differences evened out: %s); differences: %s; took %s",
+		r.Seed, r.Calls, r.Refused, r.FeaturePayloads, r.SDKChecks, r.SDKContexts, r.SDKEnabled, r.FrontendChecks, r.FrontendContexts, r.FrontendListed,
 		cmp.Or(strings.Join(evened, ", "), "none"), strings.Join(kinds, ", "), strings.Join(r.Timings, ", "))
 }
 
@@ -228,6 +231,14 @@ func RunSeed(t *testing.T, reference *harness.Upstream, seed int64, opts Options
 	lap("SDKs")
 	compareFrontends(t, s, ref, sut, opts.FrontendContexts, r)
 	lap("frontend APIs")
+	for _, c := range []struct {
+		what    string
+		on, all int
+	}{{"Node SDK", r.SDKEnabled, r.SDKChecks}, {"frontend API", r.FrontendListed, r.FrontendChecks}} {
+		if c.on == 0 || c.on == c.all {
+			t.Errorf("seed %d: a degenerate comparison: %d of %d %s evaluations on", seed, c.on, c.all, c.what)
+		}
+	}
 	return r
 }
 
@@ -570,6 +581,9 @@ func compareSDKs(t *testing.T, s *Scenario, ref, sut *side, n int, r *Report) {
 		}
 		for j, check := range batch {
 			r.SDKChecks++
+			if answers[0][j].Enabled {
+				r.SDKEnabled++
+			}
 			a, b := describeEvaluation(answers[0][j]), describeEvaluation(answers[1][j])
 			if a != b {
 				diffs.add(r, KindSDK, s, check.Flag, "  context %s\n  unleash %s\n  bunting %s", describeContext(check.Context), a, b)
@@ -757,6 +771,9 @@ func compareFrontends(t *testing.T, s *Scenario, ref, sut *side, n int, r *Repor
 				x, y = withoutVariant(x), withoutVariant(y)
 			}
 			r.FrontendChecks++
+			if a.toggles[f] != "" {
+				r.FrontendListed++
+			}
 			if x != y {
 				diffs.add(r, KindFrontend, s, f, "  %s /api/frontend, context %s\n  unleash %s\n  bunting %s", method, describeContext(c), x, y)
 			}
