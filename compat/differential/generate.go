@@ -183,9 +183,11 @@ func (g *generator) contextFlags() {
 		f := g.flag("ctx-" + strings.ToLower(field))
 		g.add(Call{Method: "POST", Path: featuresPath(), Flag: f.name, Note: "a flag tested on " + field,
 			Body: mustJSON(map[string]any{"name": f.name, "type": pick(g, flagTypes)})})
-		c := map[string]any{"contextName": field, "operator": pick(g, []string{"IN", "NOT_IN"}), "values": g.sample(vocabulary(field), 2, true)}
+		var c map[string]any
 		if field == "currentTime" {
 			c = g.constraintOn("DATE_AFTER", "DATE_BEFORE")
+		} else {
+			c = map[string]any{"contextName": field, "operator": pick(g, []string{"IN", "NOT_IN"}), "values": g.sample(vocabulary(field), 2, true)}
 		}
 		name := fmt.Sprintf("%s.%d", f.name, f.added)
 		f.added++
