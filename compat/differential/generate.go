@@ -62,6 +62,8 @@ type flagState struct {
 	parents    []string
 	children   int
 	archived   bool
+	// fixed flags are left alone by the random calls.
+	fixed bool
 }
 
 func (g *generator) run() {
@@ -142,11 +144,11 @@ func (g *generator) flag(suffix string) *flagState {
 	return f
 }
 
-// liveFlag picks a flag that is not archived.
+// liveFlag picks a flag that is neither archived nor fixed.
 func (g *generator) liveFlag() *flagState {
 	for {
 		f := g.flags[g.rng.IntN(len(g.flags))]
-		if !f.archived {
+		if !f.archived && !f.fixed {
 			return f
 		}
 	}
@@ -177,17 +179,22 @@ func (g *generator) createFlag() *flagState {
 // contextFlags adds, on for everyone, a flag per context field that the
 // frontend APIs fill in or take from the request (appName, environment,
 // remoteAddress, currentTime), each with a default strategy tested on that
-// field alone, so that every scenario compares how they are read.
+// field alone (the values include the frontend API's defaults), and left
+// alone by the later calls, so that every scenario compares how they are
+// read.
 func (g *generator) contextFlags() {
+	defaults := map[string]string{"appName": "frontend-api", "environment": "default", "remoteAddress": "127.0.0.1"}
 	for _, field := range []string{"appName", "environment", "remoteAddress", "currentTime"} {
 		f := g.flag("ctx-" + strings.ToLower(field))
+		f.fixed = true
 		g.add(Call{Method: "POST", Path: featuresPath(), Flag: f.name, Note: "a flag tested on " + field,
 			Body: mustJSON(map[string]any{"name": f.name, "type": pick(g, flagTypes)})})
 		var c map[string]any
 		if field == "currentTime" {
 			c = g.constraintOn("DATE_AFTER", "DATE_BEFORE")
 		} else {
-			c = map[string]any{"contextName": field, "operator": pick(g, []string{"IN", "NOT_IN"}), "values": g.sample(vocabulary(field), 2, true)}
+			values := append(g.sample(vocabulary(field), 2, true), pick(g, []string{"", " "})+defaults[field])
+			c = map[string]any{"contextName": field, "operator": pick(g, []string{"IN", "NOT_IN"}), "values": values}
 		}
 		name := fmt.Sprintf("%s.%d", f.name, f.added)
 		f.added++
