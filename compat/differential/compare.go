@@ -163,13 +163,22 @@ func compareSDKs(t *testing.T, s *Scenario, ref, sut *side, n int, r *Report) {
 	var diffs perFlag
 	for start := 0; start < len(checks); start += sdkBatch {
 		batch := checks[start:min(start+sdkBatch, len(checks))]
-		var answers [2][]harness.Evaluation
-		for i, sdk := range sdks {
-			var err error
-			if answers[i], err = sdk.EvaluateSeeded(batch); err != nil {
-				t.Fatalf("seed %d: %v", s.Seed, err)
-			}
+		type evaluated struct {
+			answers []harness.Evaluation
+			err     error
 		}
+		a, b := both(ref, sut, func(sd *side) evaluated {
+			sdk := sdks[0]
+			if sd == sut {
+				sdk = sdks[1]
+			}
+			answers, err := sdk.EvaluateSeeded(batch)
+			return evaluated{answers, err}
+		})
+		if err := cmp.Or(a.err, b.err); err != nil {
+			t.Fatalf("seed %d: %v", s.Seed, err)
+		}
+		answers := [2][]harness.Evaluation{a.answers, b.answers}
 		for j, check := range batch {
 			r.SDKChecks++
 			if answers[0][j].Enabled {
