@@ -107,6 +107,12 @@ func TestWithUnleashServer(t *testing.T) {
 	t.Run("Go SDK (reference run)", func(t *testing.T) {
 		checkSDK(t, up, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-unleash"), direct("go-sdk-on-unleash"))
 	})
+
+	// Last: its flags would otherwise be in the answers the subtests above
+	// compare whole.
+	t.Run("differential", func(t *testing.T) {
+		runDifferential(t, up)
+	})
 }
 
 // scenarioNames lists, sorted, the scenario flags among toggles.

@@ -3,10 +3,10 @@ package engine
 import (
 	"net/netip"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // operator is a compiled constraint operator.
@@ -107,23 +107,22 @@ func compileConstraint(cc *constraint, c Constraint, fields *fieldTable, arena *
 	}
 	switch cc.op {
 	case opIn, opNotIn:
-		cc.values = slices.Clone(c.Values)
-		cc.hashes = arena.alloc(len(c.Values))
-		for i, v := range c.Values {
+		cc.values = cleanValues(c.Values)
+		cc.hashes = arena.alloc(len(cc.values))
+		for i, v := range cc.values {
 			cc.hashes[i] = valueHash(v)
 		}
-		if len(c.Values) >= setThreshold {
-			set := make(map[string]struct{}, len(c.Values))
-			for _, v := range c.Values {
+		if len(cc.values) >= setThreshold {
+			set := make(map[string]struct{}, len(cc.values))
+			for _, v := range cc.values {
 				set[v] = struct{}{}
 			}
 			cc.ext = &constraintOperands{valueSet: set}
 		}
 	case opStrStartsWith, opStrEndsWith, opStrContains:
-		cc.values = slices.Clone(c.Values)
+		cc.values = cleanValues(c.Values)
 		if c.CaseInsensitive {
-			cc.values = make([]string, len(c.Values))
-			for i, v := range c.Values {
+			for i, v := range cc.values {
 				cc.values[i] = strings.ToLower(v)
 			}
 		}
@@ -145,6 +144,31 @@ func compileConstraint(cc *constraint, c Constraint, fields *fieldTable, arena *
 	case opInCIDR:
 		cc.ext = &constraintOperands{prefixes: parsePrefixes(c.Values)}
 	}
+}
+
+// cleanValues returns the values of an IN, NOT_IN or STR_* constraint as
+// the reference Node SDK compares them: empty values dropped, then each
+// value trimmed of the white space JavaScript's trim removes (so a value of
+// spaces becomes "", which STR_* operators find in every string).
+func cleanValues(values []string) []string {
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		if v != "" {
+			out = append(out, strings.TrimFunc(v, isJSSpace))
+		}
+	}
+	return out
+}
+
+// isJSSpace reports whether JavaScript's String.prototype.trim removes r:
+// its WhiteSpace (tab, vertical tab, form feed, space, no-break space, the
+// byte order mark and the Zs category) and LineTerminator characters.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\v', '\f', ' ', '\u00a0', '\ufeff', '\n', '\r', '\u2028', '\u2029':
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
 }
 
 // holds evaluates the constraint, inversion included, at most once per

@@ -127,7 +127,8 @@ func TestMissingFields(t *testing.T) {
 
 // TestFieldLookup: built-in fields first, then properties under the same
 // name when the built-in is unset; other names read properties only, where
-// an empty string is a present value.
+// an empty string is a present value. IN and NOT_IN values are cleaned as
+// the Node SDK cleans them: empty ones dropped, the others trimmed.
 func TestFieldLookup(t *testing.T) {
 	in := func(field string, values ...string) engine.Constraint {
 		return engine.Constraint{ContextName: field, Operator: "IN", Values: values}
@@ -148,8 +149,13 @@ func TestFieldLookup(t *testing.T) {
 		{"currentTime", in("currentTime", "2024-01-01T00:00:00Z"), engine.Context{CurrentTime: "2024-01-01T00:00:00Z"}, true},
 		{"custom property", in("plan", "pro"), engine.Context{Properties: props("plan", "pro")}, true},
 		{"custom names are case-sensitive", in("Plan", "pro"), engine.Context{Properties: props("plan", "pro")}, false},
-		{"empty property is present", in("plan", ""), engine.Context{Properties: props("plan", "")}, true},
-		{"empty property with NOT_IN", engine.Constraint{ContextName: "plan", Operator: "NOT_IN", Values: []string{""}}, engine.Context{Properties: props("plan", "")}, false},
+		{"empty property is present", in("plan", " "), engine.Context{Properties: props("plan", "")}, true},
+		{"empty property with NOT_IN", engine.Constraint{ContextName: "plan", Operator: "NOT_IN", Values: []string{" "}}, engine.Context{Properties: props("plan", "")}, false},
+		{"values are trimmed", in("plan", " pro\t"), engine.Context{Properties: props("plan", "pro")}, true},
+		{"context values are not", in("plan", "pro"), engine.Context{Properties: props("plan", " pro")}, false},
+		{"empty values are dropped", in("plan", ""), engine.Context{Properties: props("plan", "")}, false},
+		{"NOT_IN with only empty values", engine.Constraint{ContextName: "plan", Operator: "NOT_IN", Values: []string{""}}, engine.Context{Properties: props("plan", "")}, true},
+		{"large IN list trimmed", in("userId", append(manyIDs(100), " id-x ")...), engine.Context{UserID: "id-x"}, true},
 		{"IN ignores caseInsensitive", engine.Constraint{ContextName: "plan", Operator: "IN", Values: []string{"PRO"}, CaseInsensitive: true}, engine.Context{Properties: props("plan", "pro")}, false},
 		{"large IN list", in("userId", manyIDs(100)...), engine.Context{UserID: "id-77"}, true},
 		{"large IN list miss", in("userId", manyIDs(100)...), engine.Context{UserID: "id-100"}, false},
@@ -171,7 +177,9 @@ func manyIDs(n int) []string {
 	return out
 }
 
-// TestStringOperators covers case folding, including non-ASCII values.
+// TestStringOperators covers case folding, including non-ASCII values, and
+// the cleaning of values: empty ones dropped, the others trimmed of what
+// JavaScript's trim removes (a no-break space, not U+0085).
 func TestStringOperators(t *testing.T) {
 	tests := []struct {
 		op     string
@@ -192,7 +200,11 @@ func TestStringOperators(t *testing.T) {
 		{"STR_ENDS_WITH", []string{"GÅRD"}, true, "Åsgård", true},
 		{"STR_CONTAINS", []string{"ÜBER"}, true, "das ist über", true},
 		{"STR_CONTAINS", []string{"über"}, true, "UBER", false},
-		{"STR_CONTAINS", []string{""}, false, "anything", true},
+		{"STR_CONTAINS", []string{""}, false, "anything", false},
+		{"STR_CONTAINS", []string{" "}, false, "anything", true},
+		{"STR_STARTS_WITH", []string{" hel", ""}, false, "hello", true},
+		{"STR_ENDS_WITH", []string{"LO\u00a0"}, true, "hello", true},
+		{"STR_ENDS_WITH", []string{"lo\u0085"}, false, "hello", false},
 	}
 	for _, tc := range tests {
 		c := engine.Constraint{ContextName: "s", Operator: tc.op, Values: tc.values, CaseInsensitive: tc.fold}

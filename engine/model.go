@@ -113,11 +113,13 @@ type Override struct {
 	Values      []string `json:"values"`
 }
 
-// Dependency makes a flag depend on a parent flag.
+// Dependency makes a flag depend on a parent flag. An empty Variants list
+// is sent as [] (Unleash sends one for every enabled dependency), a nil one
+// is left out.
 type Dependency struct {
 	Feature  string   `json:"feature"`
 	Enabled  *bool    `json:"enabled,omitempty"`
-	Variants []string `json:"variants,omitempty"`
+	Variants []string `json:"variants,omitzero"`
 }
 
 // Segment is a named, reusable list of constraints.

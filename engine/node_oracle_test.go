@@ -73,10 +73,10 @@ func TestAgreesWithNodeSDK(t *testing.T) {
 
 // TestEdgeCasesAgreeWithNodeSDK runs the edge cases of our table tests
 // (invalid constraint values, missing fields, each with and without
-// inverted, odd context values) through the Node SDK too, leaving out the
-// documented divergences (numbers "" and hex, semver values with "v",
-// empty STR_* values, values with spaces) and list operators without a
-// values key, on which the Node SDK throws.
+// inverted, odd context values, padded and empty list values) through the
+// Node SDK too, leaving out the documented divergences (numbers "" and
+// hex, semver values with "v") and list operators without a values key,
+// on which the Node SDK throws.
 func TestEdgeCasesAgreeWithNodeSDK(t *testing.T) {
 	node, modules := nodeOracle(t)
 	constraints := []engine.Constraint{
@@ -103,6 +103,14 @@ func TestEdgeCasesAgreeWithNodeSDK(t *testing.T) {
 		{ContextName: "userId", Operator: "IN", Values: []string{"u1", "u2"}},
 		{ContextName: "plan", Operator: "NOT_IN", Values: []string{"free"}},
 		{ContextName: "userId", Operator: "NOT_A_VALID_OPERATOR", Values: []string{"u1"}},
+		{ContextName: "userId", Operator: "IN", Values: []string{" u1 ", "u9"}},
+		{ContextName: "plan", Operator: "NOT_IN", Values: []string{"", "\tfree\n"}},
+		{ContextName: "plan", Operator: "IN", Values: []string{" "}},
+		{ContextName: "s", Operator: "STR_CONTAINS", Values: []string{""}},
+		{ContextName: "s", Operator: "STR_CONTAINS", Values: []string{"  "}},
+		{ContextName: "s", Operator: "STR_STARTS_WITH", Values: []string{"\u00a0hel\u3000"}, CaseInsensitive: true},
+		{ContextName: "s", Operator: "STR_ENDS_WITH", Values: []string{" World "}},
+		{ContextName: "remoteAddress", Operator: "IN_CIDR", Values: []string{" 10.0.0.0/8 "}},
 	}
 	payload := &engine.ClientFeatures{Version: 2}
 	for i, c := range constraints {

@@ -47,12 +47,25 @@ const driverTimeout = 20 * time.Second
 // API or a proxy's) and waits for its ready event.
 func StartNodeSDK(t testing.TB, at Endpoint, appName string) *NodeDriver {
 	t.Helper()
-	return startDriver(t, "Node SDK", "node-sdk-driver.js", map[string]string{
+	return startDriver(t, "Node SDK", "node-sdk-driver.js", nodeSDKEnv(at, appName))
+}
+
+// StartQuietNodeSDK is StartNodeSDK for an SDK that sends no metrics
+// (so that stopping it has nothing to flush).
+func StartQuietNodeSDK(t testing.TB, at Endpoint, appName string) *NodeDriver {
+	t.Helper()
+	env := nodeSDKEnv(at, appName)
+	env["DISABLE_METRICS"] = "1"
+	return startDriver(t, "Node SDK", "node-sdk-driver.js", env)
+}
+
+func nodeSDKEnv(at Endpoint, appName string) map[string]string {
+	return map[string]string{
 		"UNLEASH_URL":       at.URL,
 		"UNLEASH_API_TOKEN": at.Token,
 		"APP_NAME":          appName,
 		"INSTANCE_ID":       appName + "-1",
-	})
+	}
 }
 
 // StartBrowserSDK starts the browser SDK (under Node) against a proxy's
@@ -110,6 +123,10 @@ func startDriver(t testing.TB, name, script string, env map[string]string) *Node
 	return s
 }
 
+// maxLoggedLine bounds what the driver log keeps of one line (answers to
+// large evaluation batches run to megabytes).
+const maxLoggedLine = 2000
+
 // read dispatches the driver's lines: answers to their command, events to
 // the event list (and the log).
 func (s *NodeDriver) read(stdout io.Reader, log *os.File) {
@@ -120,7 +137,11 @@ func (s *NodeDriver) read(stdout io.Reader, log *os.File) {
 	readyClosed := false
 	for scanner.Scan() {
 		line := scanner.Text()
-		fmt.Fprintln(log, line)
+		if len(line) > maxLoggedLine {
+			fmt.Fprintf(log, "%s… (%d bytes)\n", line[:maxLoggedLine], len(line))
+		} else {
+			fmt.Fprintln(log, line)
+		}
 		var msg driverAnswer
 		if err := json.Unmarshal([]byte(line), &msg); err != nil {
 			continue
@@ -187,6 +208,18 @@ func (s *NodeDriver) call(op string, checks []Check) (driverAnswer, error) {
 // Evaluate implements SDK.
 func (s *NodeDriver) Evaluate(checks []Check) ([]Evaluation, error) {
 	ans, err := s.call("evaluate", checks)
+	return ans.Results, err
+}
+
+// EvaluateSeeded is Evaluate with the SDK's random choices (random
+// stickiness, a missing stickiness field) made by a generator seeded with
+// each check's position, so that two Node SDKs given the same flags and
+// checks answer alike (only the Node SDK driver supports it).
+func (s *NodeDriver) EvaluateSeeded(checks []Check) ([]Evaluation, error) {
+	ans, err := s.call("evaluate-seeded", checks)
+	if err == nil && len(ans.Results) != len(checks) {
+		err = fmt.Errorf("%s driver: %d answers for %d checks", s.name, len(ans.Results), len(checks))
+	}
 	return ans.Results, err
 }
 

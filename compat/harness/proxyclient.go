@@ -50,8 +50,11 @@ func (c Context) Query() url.Values {
 	if c.UserID != "" {
 		q.Set("userId", c.UserID)
 	}
-	if c.SessionID != "" {
-		q.Set("sessionId", c.SessionID)
+	for k, v := range map[string]string{"sessionId": c.SessionID, "remoteAddress": c.RemoteAddress,
+		"appName": c.AppName, "environment": c.Environment, "currentTime": c.CurrentTime} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	for k, v := range c.Properties {
 		q.Set("properties["+k+"]", v)

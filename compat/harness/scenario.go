@@ -40,9 +40,13 @@ var (
 // Context is the evaluation context of one case, in the form every client
 // can express.
 type Context struct {
-	UserID     string            `json:"userId,omitempty"`
-	SessionID  string            `json:"sessionId,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
+	UserID        string            `json:"userId,omitempty"`
+	SessionID     string            `json:"sessionId,omitempty"`
+	RemoteAddress string            `json:"remoteAddress,omitempty"`
+	AppName       string            `json:"appName,omitempty"`
+	Environment   string            `json:"environment,omitempty"`
+	CurrentTime   string            `json:"currentTime,omitempty"`
+	Properties    map[string]string `json:"properties,omitempty"`
 }
 
 // Outcome is the expected evaluation of one flag.

@@ -86,6 +86,10 @@ func StartUnleash(t testing.TB) *Upstream {
 		"HTTP_HOST":                "127.0.0.1",
 		"HTTP_PORT":                strconv.Itoa(port),
 		"TZ":                       "UTC",
+		// Long differential runs (compat/differential) create more
+		// segments and flags than the default limits (300, 5000) allow.
+		"UNLEASH_SEGMENTS_LIMIT":      "100000",
+		"UNLEASH_FEATURE_FLAGS_LIMIT": "100000",
 	}
 	p := StartProcess(t, "unleash-server", "", env, node, serverJS)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

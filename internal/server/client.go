@@ -93,7 +93,7 @@ func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 		enabled := dep.Enabled
 		cd := engine.Dependency{Feature: dep.Feature, Enabled: &enabled}
 		if enabled {
-			cd.Variants = dep.Variants
+			cd.Variants = nonNilSlice(dep.Variants)
 		}
 		deps[dep.Child] = append(deps[dep.Child], cd)
 	}

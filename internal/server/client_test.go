@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -56,7 +57,10 @@ func TestClientFeatures(t *testing.T) {
 		if _, has := st["id"]; has || st["segments"] != nil || len(st["constraints"].([]any)) != 2 {
 			t.Fatalf("inlined strategy: %v", st)
 		}
-		if deps := p.Features[1]["dependencies"].([]any); len(deps) != 1 || deps[0].(map[string]any)["feature"] != "f1" {
+		// An enabled dependency carries its variants, [] when it has none
+		// (as Unleash sends it).
+		if deps := p.Features[1]["dependencies"].([]any); len(deps) != 1 || deps[0].(map[string]any)["feature"] != "f1" ||
+			fmt.Sprint(deps[0].(map[string]any)["variants"]) != "[]" {
 			t.Fatalf("dependencies: %v", p.Features[1])
 		}
 

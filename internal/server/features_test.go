@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -63,6 +64,7 @@ func TestFeatureLifecycle(t *testing.T) {
 			t.Fatal("archived flag still listed")
 		}
 		h.Do(t, "POST", envPath("f1", "development")+"/on", h.AdminToken, nil).WantError(t, 400, "ArchivedFeatureError")
+		h.Do(t, "GET", featurePath("f1"), h.AdminToken, nil).WantError(t, 404, "NotFoundError", "archived")
 		h.Do(t, "POST", "/api/admin/archive/revive/f1", h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "POST", "/api/admin/archive/revive/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
 		h.Do(t, "DELETE", "/api/admin/archive/f1", h.AdminToken, nil).WantError(t, 400, "ValidationError", "not archived")
@@ -296,6 +298,16 @@ func TestDependencies(t *testing.T) {
 		if len(eventsOf(t, h, "feature-dependency-removed", "child")) != 1 || len(eventsOf(t, h, "feature-dependencies-removed", "child")) != 1 {
 			t.Fatal("removal events missing")
 		}
+
+		// A new dependency replaces the child's others (Unleash 8 keeps one
+		// parent per flag); the admin view always shows the variants.
+		h.Do(t, "POST", dep, h.AdminToken, map[string]any{"feature": "parent", "variants": []string{"v1"}}).Want(t, 200)
+		h.Do(t, "POST", dep, h.AdminToken, map[string]any{"feature": "other", "enabled": false}).Want(t, 200)
+		f = h.Do(t, "GET", featurePath("child"), h.AdminToken, nil).Map(t)
+		if deps := fmt.Sprint(f["dependencies"]); deps != "[map[enabled:false feature:other variants:[]]]" {
+			t.Fatalf("dependencies after a second one: %s", deps)
+		}
+		h.Do(t, "DELETE", featurePath("parent"), h.AdminToken, nil).Want(t, 202)
 	})
 }
 

@@ -91,16 +91,29 @@ func compileFrontendSnapshot(cs *clientSnapshot, p *Principal) *engine.Snapshot 
 	return engine.Compile(cf, engine.Options{})
 }
 
-// completeFrontendContext fills the caller's address and the token's
-// environment when the context leaves them out.
+// The appName and environment of a frontend API context that leaves them
+// out: what Unleash 8's frontend API evaluates with (the static context of
+// its internal SDK). The token's environment only picks the flags.
+const (
+	frontendAppName     = "frontend-api"
+	frontendEnvironment = "default"
+)
+
+// completeFrontendContext fills the caller's address, appName and
+// environment when the context leaves them out. A currentTime in the
+// request is honoured (Unleash's frontend API moves it into properties and
+// evaluates dates against the server's clock; the README lists this).
 func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 	if ctx.RemoteAddress == "" {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 			ctx.RemoteAddress = host
 		}
 	}
-	if p := PrincipalFrom(r.Context()); ctx.Environment == "" && p != nil {
-		ctx.Environment = p.Environment
+	if ctx.AppName == "" {
+		ctx.AppName = frontendAppName
+	}
+	if ctx.Environment == "" {
+		ctx.Environment = frontendEnvironment
 	}
 	return nil
 }

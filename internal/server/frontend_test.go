@@ -132,3 +132,56 @@ func TestFrontendAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestFrontendAPIContext: the context the frontend API evaluates, as
+// Unleash 8.2's frontend API completes it (appName "frontend-api" and
+// environment "default" when the request leaves them out, padded
+// constraint values trimmed), except where that contradicts the documented
+// semantics: a currentTime in the request is honoured, and a dependency on
+// a parent that is off in the environment is evaluated like any other.
+func TestFrontendAPIContext(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		constrained := func(name string, constraints ...map[string]any) {
+			createFlag(t, h, name)
+			h.Do(t, "POST", envPath(name, "development")+"/strategies", h.AdminToken,
+				map[string]any{"name": "default", "constraints": constraints}).Want(t, 200)
+			h.Do(t, "POST", envPath(name, "development")+"/on", h.AdminToken, nil).Want(t, 200)
+		}
+		in := func(field string, values ...string) map[string]any {
+			return map[string]any{"contextName": field, "operator": "IN", "values": values}
+		}
+		constrained("app-default", in("appName", "frontend-api"))
+		constrained("env-default", in("environment", "default"))
+		constrained("padded", in("userId", " u1 ", "u2"))
+		constrained("future", map[string]any{"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2090-01-01T00:00:00Z"})
+		// A child that requires its parent to be off, and a parent that is
+		// off in the environment (Unleash's frontend API leaves such a
+		// parent out, and with it every child that depends on it).
+		createFlag(t, h, "parent-off")
+		constrained("child-of-off")
+		h.Do(t, "POST", featurePath("child-of-off")+"/dependencies", h.AdminToken, map[string]any{"feature": "parent-off", "enabled": false}).Want(t, 200)
+
+		cases := []struct {
+			query string
+			want  string
+		}{
+			{"", "app-default,child-of-off,env-default"},
+			{"appName=web&environment=production", "child-of-off"},
+			{"environment=development&userId=u1", "app-default,child-of-off,padded"},
+			{"userId=%20u1", "app-default,child-of-off,env-default"},
+			{"currentTime=2092-06-01T12:00:00Z", "app-default,child-of-off,env-default,future"},
+		}
+		for _, c := range cases {
+			var ft frontendToggles
+			h.Do(t, "GET", "/api/frontend?"+c.query, h.FrontendToken, nil).Want(t, 200).JSON(t, &ft)
+			if got := ft.names(); got != c.want {
+				t.Errorf("GET /api/frontend?%s lists %s, want %s", c.query, got, c.want)
+			}
+		}
+		var ft frontendToggles
+		h.Do(t, "POST", "/api/frontend", h.FrontendToken, map[string]any{"context": map[string]any{"appName": "ios", "userId": "u2"}}).Want(t, 200).JSON(t, &ft)
+		if got := ft.names(); got != "child-of-off,env-default,padded" {
+			t.Errorf("POST with appName ios, userId u2 lists %s", got)
+		}
+	})
+}

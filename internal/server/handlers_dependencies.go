@@ -58,6 +58,11 @@ func (s *Server) addDependency(w http.ResponseWriter, r *http.Request) error {
 		} else if len(grand) > 0 {
 			return invalidOperation("Transitive dependency detected. Cannot add a dependency to the feature that has parent dependency.")
 		}
+		// The new dependency replaces the child's others: Unleash 8 keeps
+		// one parent per flag.
+		if _, err := tx.DeleteDependencies(child); err != nil {
+			return err
+		}
 		if err := tx.UpsertDependency(child, dep); err != nil {
 			return err
 		}

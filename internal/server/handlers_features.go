@@ -144,10 +144,16 @@ func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (s *Server) getFeature(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.store.Q(r.Context()).FeatureInProject(r.PathValue("projectId"), r.PathValue("featureName")); err != nil {
+	project, name := r.PathValue("projectId"), r.PathValue("featureName")
+	f, err := s.store.Q(r.Context()).FeatureInProject(project, name)
+	if err != nil {
 		return err
 	}
-	return s.respondFeature(w, r, http.StatusOK, r.PathValue("featureName"))
+	if f.Archived {
+		// As on Unleash: the archive lists archived flags, this path does not.
+		return apierr.NotFound("There's no feature named \"%s\" in project \"%s\"; it is archived.", name, project)
+	}
+	return s.respondFeature(w, r, http.StatusOK, name)
 }
 
 func (s *Server) listProjectFeatures(w http.ResponseWriter, r *http.Request) error {

@@ -86,7 +86,7 @@ type Dependency struct {
 	Child    string   `json:"-"`
 	Feature  string   `json:"feature"`
 	Enabled  bool     `json:"enabled"`
-	Variants []string `json:"variants,omitempty"`
+	Variants []string `json:"variants"`
 }
 
 // StrategyParameter describes one parameter of a strategy type.

@@ -1,13 +1,18 @@
 // Drives the Node SDK (npm unleash-client) for Bunting's compatibility tests.
 //
 // Configuration comes from the environment: UNLEASH_URL (the upstream API
-// URL, ending in /api), UNLEASH_API_TOKEN, APP_NAME, INSTANCE_ID.
+// URL, ending in /api), UNLEASH_API_TOKEN, APP_NAME, INSTANCE_ID, and
+// DISABLE_METRICS=1 to send no metrics.
 //
 // Protocol: one JSON object per line. The driver writes events
 // ({"event":"ready"}, {"event":"error","message":...}, {"event":"sent"},
 // {"event":"registered"}) and answers commands read from stdin:
 //   {"id":1,"op":"evaluate","checks":[{"flag":"f","context":{...}}]}
 //     -> {"id":1,"results":[{"flag":"f","enabled":true,"variant":{...}}]}
+//   "op":"evaluate-seeded" is the same, with Math.random (which the SDK
+//   uses for random stickiness) replaced, for each isEnabled and each
+//   getVariant, by a generator seeded with the check's index: two drivers
+//   given the same flags and checks make the same "random" choices.
 //   {"id":2,"op":"stop"} -> flushes metrics, answers {"id":2}, exits.
 'use strict';
 
@@ -34,6 +39,7 @@ const unleash = initialize({
   customHeaders: { Authorization: requiredEnv('UNLEASH_API_TOKEN') },
   refreshInterval: 1000,
   metricsInterval: 1000,
+  disableMetrics: process.env.DISABLE_METRICS === '1',
   storageProvider: new InMemStorageProvider(),
 });
 
@@ -43,21 +49,48 @@ unleash.on('warn', (msg) => emit({ event: 'warn', message: String(msg) }));
 unleash.on('sent', () => emit({ event: 'sent' }));
 unleash.on('registered', () => emit({ event: 'registered' }));
 
-// toSdkContext maps the harness context ({userId, sessionId, properties})
-// onto the SDK's context object.
+// toSdkContext maps the harness context ({userId, sessionId,
+// remoteAddress, appName, environment, currentTime, properties}) onto the
+// SDK's context object.
 function toSdkContext(ctx) {
   const out = { properties: {} };
-  if (ctx && ctx.userId) out.userId = ctx.userId;
-  if (ctx && ctx.sessionId) out.sessionId = ctx.sessionId;
+  for (const key of ['userId', 'sessionId', 'remoteAddress', 'appName', 'environment', 'currentTime']) {
+    if (ctx && ctx[key]) out[key] = ctx[key];
+  }
   if (ctx && ctx.properties) Object.assign(out.properties, ctx.properties);
   return out;
 }
 
-function evaluate(checks) {
-  return checks.map(({ flag, context }) => {
+// mulberry32 is a small seeded generator of numbers in [0, 1).
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const systemRandom = Math.random;
+
+// withRandom runs fn with Math.random seeded by seed (when seed is a number).
+function withRandom(seed, fn) {
+  if (typeof seed !== 'number') return fn();
+  Math.random = mulberry32(seed);
+  try {
+    return fn();
+  } finally {
+    Math.random = systemRandom;
+  }
+}
+
+function evaluate(checks, seeded) {
+  return checks.map(({ flag, context }, i) => {
     const sdkContext = toSdkContext(context);
-    const enabled = unleash.isEnabled(flag, sdkContext);
-    const v = unleash.getVariant(flag, sdkContext);
+    const seed = seeded ? i + 1 : undefined;
+    const enabled = withRandom(seed, () => unleash.isEnabled(flag, sdkContext));
+    const v = withRandom(seed, () => unleash.getVariant(flag, sdkContext));
     const variant = { name: v.name, enabled: v.enabled };
     if (v.payload) variant.payload = { type: v.payload.type, value: String(v.payload.value) };
     return { flag, enabled, variant };
@@ -76,7 +109,8 @@ lines.on('line', async (line) => {
   try {
     switch (cmd.op) {
       case 'evaluate':
-        emit({ id: cmd.id, results: evaluate(cmd.checks || []) });
+      case 'evaluate-seeded':
+        emit({ id: cmd.id, results: evaluate(cmd.checks || [], cmd.op === 'evaluate-seeded') });
         break;
       case 'stop':
         await unleash.destroyWithFlush();
