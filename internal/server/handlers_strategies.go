@@ -204,11 +204,16 @@ func ensureActiveStrategyLoaded(tx *store.Tx, sc featureEnvScope, p *Principal, 
 	return all, nil
 }
 
-// activateStrategies stores each strategy enabled, with its event.
+// activateStrategies stores each strategy enabled, with its event. As on
+// Unleash, which saves every strategy again, the variants' weights are
+// spread anew over the stored (name-sorted) order, so the remainder moves
+// to the first variable variants by name.
 func activateStrategies(tx *store.Tx, sc featureEnvScope, p *Principal, strategies []store.Strategy) error {
 	for _, old := range strategies {
 		st := old
 		st.Disabled = false
+		st.Variants = slices.Clone(old.Variants)
+		spreadWeights(st.Variants)
 		if err := tx.UpdateStrategy(st); err != nil {
 			return err
 		}

@@ -172,6 +172,21 @@ func TestStoredConfigurationAsUnleash(t *testing.T) {
 			if len(list) != 2 || list[0]["disabled"] != true {
 				t.Fatalf("without the parameter: %v", list)
 			}
+			// Re-enabling saves the strategy again, as Unleash does: its
+			// weights are spread anew over the name-sorted variants, so the
+			// remainder moves from c (first in the request) to a.
+			createFlag(t, h, "reactivate-weights")
+			env = envPath("reactivate-weights", "development")
+			st := h.Do(t, "POST", env+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout", "disabled": true,
+				"variants": []any{variant("c", 0, "variable"), variant("b", 0, "variable"), variant("a", 0, "variable")}}).Want(t, 200).Map(t)
+			if got, want := namesAndWeights(st["variants"].([]any)), []string{"a=333", "b=333", "c=334"}; !slices.Equal(got, want) {
+				t.Fatalf("stored: %v, want %v", got, want)
+			}
+			h.Do(t, "POST", env+"/on?shouldActivateDisabledStrategies=true", h.AdminToken, nil).Want(t, 200)
+			st = h.Do(t, "GET", env+"/strategies/"+st["id"].(string), h.AdminToken, nil).Want(t, 200).Map(t)
+			if got, want := namesAndWeights(st["variants"].([]any)), []string{"a=334", "b=333", "c=333"}; !slices.Equal(got, want) {
+				t.Fatalf("re-enabled: %v, want %v", got, want)
+			}
 		})
 
 		t.Run("a flag PUT replaces the metadata", func(t *testing.T) {

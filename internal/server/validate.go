@@ -280,19 +280,37 @@ func normalizeVariants(property string, vs []variantInput, rules variantRules) (
 	if fixed > 1000 {
 		return nil, apierr.Validation("The fixed weights of `%s` add up to %d, more than 1000.", property, fixed)
 	}
+	spreadWeights(out)
+	collator := variantCollator()
+	slices.SortStableFunc(out, func(a, b engine.Variant) int { return collator.CompareString(a.Name, b.Name) })
+	return out, nil
+}
+
+// spreadWeights gives the `variable` variants of a validated list the
+// weight the `fix` ones leave, in equal shares; the first variable
+// variants in the list's order get the remainder, one each.
+func spreadWeights(vs []engine.Variant) {
+	fixed, variable := 0, 0
+	for _, v := range vs {
+		if v.WeightType == "fix" {
+			fixed += v.Weight
+		} else {
+			variable++
+		}
+	}
+	if variable == 0 {
+		return
+	}
 	share, rest := (1000-fixed)/variable, (1000-fixed)%variable
-	for i := range out {
-		if out[i].WeightType == "variable" {
-			out[i].Weight = share
+	for i := range vs {
+		if vs[i].WeightType != "fix" {
+			vs[i].Weight = share
 			if rest > 0 {
-				out[i].Weight++
+				vs[i].Weight++
 				rest--
 			}
 		}
 	}
-	collator := variantCollator()
-	slices.SortStableFunc(out, func(a, b engine.Variant) int { return collator.CompareString(a.Name, b.Name) })
-	return out, nil
 }
 
 // validatePayload checks a variant's payload: a known type and a value,
