@@ -20,7 +20,7 @@ func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
 		createFlag(t, h, "f1")
 		h.Do(t, "PUT", envPath("f1", "development")+"/variants", h.AdminToken, []any{map[string]any{"name": "blue", "weight": 1000}}).Want(t, 200)
 		toggles := map[string]any{
-			"f1":        map[string]any{"yes": 1, "no": 2, "variants": map[string]any{"blue": 1, "disabled": 1, "made-up": 7}},
+			"f1": map[string]any{"yes": 1, "no": 2, "variants": map[string]any{"blue": 1, "disabled": 1, "made-up": 7}},
 		}
 		for i := range 300 {
 			toggles[fmt.Sprintf("random-%d", i)] = map[string]any{"yes": 1, "no": 1, "variants": map[string]any{"v": 1}}
