@@ -157,7 +157,10 @@ func TestCompressionOnEveryRoute(t *testing.T) {
 		{"deflate", false},
 		{"gzip;q=0", false},
 		{"gzip;q=bad", false},
-		{"*", false},
+		{"*", true},
+		{"*;q=0", false},
+		{"gzip;q=0, *", false},
+		{"identity, *;q=0.5", true},
 	}
 	for _, rt := range routes {
 		t.Run(rt.String(), func(t *testing.T) {

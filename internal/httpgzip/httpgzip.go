@@ -1,29 +1,29 @@
 // Package httpgzip compresses Bunting's HTTP answers with gzip for clients
 // that accept it, the way the reference Unleash servers do: only bodies of
 // at least MinSize bytes, never the answer to a HEAD request, with
-// "Vary: Accept-Encoding" and the ETag of the uncompressed body.
+// "Vary: Accept-Encoding" and the ETag of the uncompressed body. One
+// negotiation rule (Accepts, Wants) serves every route.
 //
-// Two kinds of answer use it. Answers built per request (the proxy's and
-// the frontend API's toggles) are compressed by Append with klauspost's
-// stateless deflate: about 1.2 GB/s on toggle JSON and no encoder state
-// kept between requests. Answers served many times (the client API's
-// features) are compressed once, at the best compression, by Cached. Other
-// JSON answers (the admin API) go through Handler, klauspost's gzhttp
-// middleware. zstd and brotli were measured and left out: on this JSON
-// zstd's fastest level is slower than the stateless gzip encoder and saves
-// about 10 % of the bytes, gzip at its best level beats zstd's better
-// level, and the clients that poll the most (server-side SDKs) ask for
-// gzip only.
+// Answers built per request (the proxy's and the frontend API's toggles)
+// are compressed by Append with klauspost's stateless deflate: about
+// 1.2 GB/s on toggle JSON and no encoder state kept between requests.
+// Answers served many times (the client API's features) are compressed
+// once, at the best compression, by Cached. Other answers written whole
+// (the admin API's JSON) go through Handler. zstd and brotli were measured
+// and left out: on this JSON zstd's fastest level is slower than the
+// stateless gzip encoder and saves about 10 % of the bytes, gzip at its
+// best level beats zstd's better level, and the clients that poll the
+// most (server-side SDKs) ask for gzip only.
 package httpgzip
 
 import (
 	"bytes"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -61,21 +61,25 @@ func Wants(r *http.Request, n int) bool {
 	return n >= MinSize && r.Method != http.MethodHead && Accepts(r)
 }
 
-// Accepts reports whether r's Accept-Encoding names gzip with a quality
-// above zero. As in gzhttp, a "*" alone does not count: clients that send
-// it mostly expect the plain bytes.
+// Accepts reports whether r's Accept-Encoding accepts gzip: named with a
+// quality above zero, or, when not named, covered by a "*" with a quality
+// above zero (as the reference's Express compression reads it).
 func Accepts(r *http.Request) bool {
+	wildcard := false
 	for _, line := range r.Header["Accept-Encoding"] {
 		for line != "" {
 			var item string
 			item, line, _ = strings.Cut(line, ",")
 			coding, params, _ := strings.Cut(item, ";")
-			if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			switch coding = strings.TrimSpace(coding); {
+			case strings.EqualFold(coding, "gzip"):
 				return qualityAboveZero(params)
+			case coding == "*":
+				wildcard = qualityAboveZero(params)
 			}
 		}
 	}
-	return false
+	return wildcard
 }
 
 // qualityAboveZero reads the q parameter of one coding: absent means 1; a
@@ -95,7 +99,7 @@ func qualityAboveZero(params string) bool {
 
 // encoder is a gzip writer that appends to a byte slice. The stateless
 // level keeps no tables between uses (a level-1 writer holds about
-// 800 kB), so a pooled encoder costs a couple of kilobytes.
+// 800 kB).
 type encoder struct {
 	gz  *gzip.Writer
 	out []byte
@@ -106,22 +110,59 @@ func (e *encoder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var encoders = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.gz, _ = gzip.NewWriterLevel(e, gzip.StatelessCompression)
-	return e
-}}
-
-// Append appends the gzip encoding of body to dst with the fast stateless
-// encoder, for answers built per request.
-func Append(dst, body []byte) []byte {
-	e := encoders.Get().(*encoder)
+// appendGzip appends the gzip encoding of body to dst.
+func (e *encoder) appendGzip(dst, body []byte) []byte {
 	e.out = dst
 	e.gz.Reset(e)
 	_, _ = e.gz.Write(body) // writing to memory cannot fail
 	_ = e.gz.Close()
 	dst, e.out = e.out, nil
-	encoders.Put(e)
+	return dst
+}
+
+// Per-request compression runs on one worker goroutine per CPU. The
+// stateless encoder borrows a 256 kB token buffer from a pool and puts a
+// 16 kB table on its goroutine's stack: run on each connection's own
+// goroutine, the proxy held one of each per busy connection, about 2 MB
+// more resident memory under 16 connections. The workers bound that to
+// one per CPU, for a channel hand-off per answer.
+var (
+	startWorkers sync.Once
+	jobs         chan *job
+	jobPool      = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
+)
+
+// job is one body to compress, handed to a worker.
+type job struct {
+	dst, body []byte
+	done      chan struct{}
+}
+
+func worker() {
+	e := &encoder{}
+	e.gz, _ = gzip.NewWriterLevel(e, gzip.StatelessCompression)
+	for j := range jobs {
+		j.dst = e.appendGzip(j.dst, j.body)
+		j.done <- struct{}{}
+	}
+}
+
+// Append appends the gzip encoding of body to dst with the fast stateless
+// encoder, for answers built per request.
+func Append(dst, body []byte) []byte {
+	startWorkers.Do(func() {
+		jobs = make(chan *job)
+		for range runtime.GOMAXPROCS(0) {
+			go worker()
+		}
+	})
+	j := jobPool.Get().(*job)
+	j.dst, j.body = dst, body
+	jobs <- j
+	<-j.done
+	dst = j.dst
+	j.dst, j.body = nil, nil
+	jobPool.Put(j)
 	return dst
 }
 
@@ -150,18 +191,64 @@ func (c *Cached) Gzipped() []byte {
 	return c.gz
 }
 
-// handler is gzhttp's middleware with the rules above: gzip only, from
-// MinSize bytes, HEAD never compressed (gzhttp's own rule), an answer that
-// already has a Content-Encoding passed through untouched.
-var handler = sync.OnceValue(func() func(http.Handler) http.HandlerFunc {
-	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(MinSize), gzhttp.EnableZstd(false))
-	if err != nil {
-		panic(err) // the options are constants
-	}
-	return wrap
-})
+// Handler compresses what h writes, as Wants says, for answers a handler
+// writes whole whose size it does not know in advance (the admin API's
+// JSON): it holds the answer back until h returns, then sends it, gzipped
+// when it reached MinSize. An answer that already has a Content-Encoding
+// is passed through untouched. Handlers that stream (Flush) must not be
+// wrapped.
+func Handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		AddVary(w.Header())
+		if r.Method == http.MethodHead || !Accepts(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		hw := &heldWriter{ResponseWriter: w}
+		h.ServeHTTP(hw, r)
+		hw.send()
+	})
+}
 
-// Handler compresses what h writes when the client accepts gzip and the
-// body reaches MinSize; for answers written in one piece whose size is not
-// known in advance (the admin API's JSON).
-func Handler(h http.Handler) http.Handler { return handler()(h) }
+// heldWriter keeps an answer's status and body until send.
+type heldWriter struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+// WriteHeader keeps the first status.
+func (hw *heldWriter) WriteHeader(code int) {
+	if hw.status == 0 {
+		hw.status = code
+	}
+}
+
+// Write keeps the bytes.
+func (hw *heldWriter) Write(p []byte) (int, error) {
+	if hw.status == 0 {
+		hw.status = http.StatusOK
+	}
+	hw.body = append(hw.body, p...)
+	return len(p), nil
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (hw *heldWriter) Unwrap() http.ResponseWriter { return hw.ResponseWriter }
+
+// send writes the held answer, gzipped when it is large enough.
+func (hw *heldWriter) send() {
+	if hw.status == 0 {
+		return // nothing was written: net/http answers 200 with no body
+	}
+	h, body := hw.Header(), hw.body
+	if len(body) >= MinSize && len(h["Content-Encoding"]) == 0 {
+		body = Append(nil, body)
+		h["Content-Encoding"] = HeaderGzip
+	}
+	if len(body) > 0 {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
+	hw.ResponseWriter.WriteHeader(hw.status)
+	_, _ = hw.ResponseWriter.Write(body)
+}
