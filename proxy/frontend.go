@@ -338,16 +338,12 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, cached *ht
 		writeBody(w, r, hv, cached.Gzipped())
 		return
 	}
-	gp := gzipBufPool.Get().(*[]byte)
-	gz := httpgzip.Append((*gp)[:0], body)
+	bp := bufPool.Get().(*[]byte)
+	gz := httpgzip.Append((*bp)[:0], body)
 	writeBody(w, r, hv, gz)
-	*gp = gz[:0]
-	gzipBufPool.Put(gp)
+	*bp = gz[:0]
+	bufPool.Put(bp)
 }
-
-// gzipBufPool holds the buffers compressed answers are written into, apart
-// from bufPool's: they are about a tenth of the size.
-var gzipBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // writeBody sends a 200 with body and its Content-Length (its text goes
 // after the ETag's in hv.buf).

@@ -19,7 +19,6 @@ package httpgzip
 import (
 	"bytes"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,49 +119,18 @@ func (e *encoder) appendGzip(dst, body []byte) []byte {
 	return dst
 }
 
-// Per-request compression runs on one worker goroutine per CPU. The
-// stateless encoder borrows a 256 kB token buffer from a pool and puts a
-// 16 kB table on its goroutine's stack: run on each connection's own
-// goroutine, the proxy held one of each per busy connection, about 2 MB
-// more resident memory under 16 connections. The workers bound that to
-// one per CPU, for a channel hand-off per answer.
-var (
-	startWorkers sync.Once
-	jobs         chan *job
-	jobPool      = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
-)
-
-// job is one body to compress, handed to a worker.
-type job struct {
-	dst, body []byte
-	done      chan struct{}
-}
-
-func worker() {
+var encoders = sync.Pool{New: func() any {
 	e := &encoder{}
 	e.gz, _ = gzip.NewWriterLevel(e, gzip.StatelessCompression)
-	for j := range jobs {
-		j.dst = e.appendGzip(j.dst, j.body)
-		j.done <- struct{}{}
-	}
-}
+	return e
+}}
 
 // Append appends the gzip encoding of body to dst with the fast stateless
 // encoder, for answers built per request.
 func Append(dst, body []byte) []byte {
-	startWorkers.Do(func() {
-		jobs = make(chan *job)
-		for range runtime.GOMAXPROCS(0) {
-			go worker()
-		}
-	})
-	j := jobPool.Get().(*job)
-	j.dst, j.body = dst, body
-	jobs <- j
-	<-j.done
-	dst = j.dst
-	j.dst, j.body = nil, nil
-	jobPool.Put(j)
+	e := encoders.Get().(*encoder)
+	dst = e.appendGzip(dst, body)
+	encoders.Put(e)
 	return dst
 }
 
