@@ -37,12 +37,21 @@ func fakeUpstream(t *testing.T) *httptest.Server {
 // until it has synced.
 func startProxy(t *testing.T, upstreamURL string) string {
 	t.Helper()
-	env := map[string]string{
+	p := syncedProxy(t, map[string]string{
 		"UPSTREAM_URL":               upstreamURL + "/api",
 		"UPSTREAM_API_TOKEN":         "e2e-token",
 		"UPSTREAM_PROXY_CLIENT_KEYS": "e2e-key",
 		"ENABLE_OAS":                 "true",
-	}
+	})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// syncedProxy builds the real proxy from environment variables, runs its
+// sync loop until the test ends and waits for its first configuration.
+func syncedProxy(t *testing.T, env map[string]string) *proxy.Proxy {
+	t.Helper()
 	cfg, err := proxy.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
 	if err != nil {
 		t.Fatalf("proxy config: %v", err)
@@ -63,9 +72,7 @@ func startProxy(t *testing.T, upstreamURL string) string {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the proxy did not sync with the fake upstream")
 	}
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return p
 }
 
 // TestProxyDocsPageWorksOffline proves the proxy's interactive API page is

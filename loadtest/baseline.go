@@ -18,10 +18,10 @@ type recorded struct {
 	Body   []byte      `json:"body"`
 }
 
-// recordingKey identifies a request: method, target, the conditional
-// header If-None-Match and body.
-func recordingKey(method, target, ifNoneMatch string, body []byte) string {
-	return method + " " + target + "\n" + ifNoneMatch + "\n" + string(body)
+// recordingKey identifies a request: method, target, the headers that
+// choose the answer (If-None-Match, Accept-Encoding) and body.
+func recordingKey(method, target, ifNoneMatch, acceptEncoding string, body []byte) string {
+	return method + " " + target + "\n" + ifNoneMatch + "\n" + acceptEncoding + "\n" + string(body)
 }
 
 // baselineEnv names the environment variable that turns this program into
@@ -38,7 +38,7 @@ func baselineHandler(recordings map[string]*recorded) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		rec, ok := recordings[recordingKey(r.Method, r.RequestURI, r.Header.Get("If-None-Match"), body)]
+		rec, ok := recordings[recordingKey(r.Method, r.RequestURI, r.Header.Get("If-None-Match"), r.Header.Get("Accept-Encoding"), body)]
 		if !ok {
 			http.Error(w, "no recording for this request", http.StatusNotFound)
 			return

@@ -239,7 +239,9 @@ func fetch(addr string, r request) (*recorded, error) {
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	// The recording must hold the bytes the load generator will get:
+	// net/http would otherwise ask for gzip itself and decode it.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,8 @@ func testServer(t *testing.T) *httptest.Server {
 			}
 		case "/echo":
 			_, _ = w.Write(body)
+		case "/negotiated": // a different answer per Accept-Encoding
+			_, _ = io.WriteString(w, "encoding:"+r.Header.Get("Accept-Encoding"))
 		case "/fail":
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -87,6 +89,8 @@ func TestBaselineReplaysTheRecordedBytes(t *testing.T) {
 	reqs := []request{
 		{method: "GET", target: "/large"},
 		{method: "POST", target: "/echo", body: []byte(`{"context":{"userId":"1"}}`)},
+		{method: "GET", target: "/negotiated"},
+		{method: "GET", target: "/negotiated", header: map[string]string{"Accept-Encoding": "gzip"}},
 	}
 	recordings := map[string]*recorded{}
 	for _, r := range reqs {
@@ -94,7 +98,7 @@ func TestBaselineReplaysTheRecordedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.body)] = rec
+		recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.header["Accept-Encoding"], r.body)] = rec
 	}
 	path := t.TempDir() + "/rec.json"
 	if err := writeRecordings(path, recordings); err != nil {
@@ -155,7 +159,7 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if len(rep.rows) != 5 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
+	if len(rep.rows) != 7 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
 		t.Fatalf("incomplete report: %+v", rep)
 	}
 	for _, r := range rep.rows {
@@ -166,9 +170,21 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 			t.Errorf("%s: no server CPU time measured: %+v", r.scenario, r)
 		}
 	}
+	// The gzip rows load compressed answers: their recorded bodies are a
+	// fraction of the plain ones.
+	sizes := map[string]int{}
+	for _, r := range rep.rows {
+		sizes[r.scenario] = r.bodyBytes
+	}
+	if g, p := sizes["GET /proxy, gzip (baseline: the same proxy, uncompressed)"], sizes["GET /proxy (context in query)"]; g == 0 || g*2 > p {
+		t.Errorf("GET /proxy: %d bytes gzipped, %d plain", g, p)
+	}
+	if g, p := sizes["server: GET /api/client/features (full, gzip)"], sizes["server: GET /api/client/features (full)"]; g == 0 || g*2 > p {
+		t.Errorf("client features: %d bytes gzipped, %d plain", g, p)
+	}
 	table := rep.markdown()
 	for _, want := range []string{"| GET /proxy (context in query) | 100 |", "POST /proxy (5 toggles)", "GET /proxy/health", "resident memory with 100 flags",
-		"| server: GET /api/client/features (full) | 60 |", "server: GET /api/client/features (304)"} {
+		"| server: GET /api/client/features (full) | 60 |", "server: GET /api/client/features (304)", "GET /proxy, gzip", "server: GET /api/client/features (full, gzip)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

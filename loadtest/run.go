@@ -43,6 +43,7 @@ type memory struct {
 	flags      int
 	idle       int64 // after the first sync, before any load
 	after      memStats
+	afterGzip  memStats // after the compressed scenarios too
 	targetRSS  int64
 	measuredOK bool
 }
@@ -106,11 +107,23 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 	}
 	defer proxy.stop()
 	idle, _ := proxy.mem()
-	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, scenarios(cf), rep, progress); err != nil {
+	// Memory is read after the plain scenarios (the figure the target is
+	// about, comparable with earlier runs) and again after the compressed
+	// ones, which load the same process once more.
+	all := scenarios(cf)
+	plain := slices.DeleteFunc(slices.Clone(all), func(sc scenario) bool { return sc.against != nil })
+	compressed := slices.DeleteFunc(all, func(sc scenario) bool { return sc.against == nil })
+	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, plain, rep, progress); err != nil {
 		return err
 	}
 	after, err := proxy.mem()
-	rep.memory = append(rep.memory, memory{flags: n, idle: idle.rss, after: after, targetRSS: rssTarget, measuredOK: err == nil})
+	m := memory{flags: n, idle: idle.rss, after: after, targetRSS: rssTarget, measuredOK: err == nil}
+	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d-gzip", n), n, proxy, compressed, rep, progress); err != nil {
+		return err
+	}
+	m.afterGzip, err = proxy.mem()
+	m.measuredOK = m.measuredOK && err == nil
+	rep.memory = append(rep.memory, m)
 	return nil
 }
 
@@ -129,14 +142,20 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 	if err := writeRecordings(recPath, recordings); err != nil {
 		return err
 	}
-	baseline, err := startBaseline(recPath)
-	if err != nil {
-		return err
+	var baseline *process
+	if slices.ContainsFunc(scs, func(sc scenario) bool { return sc.against == nil }) {
+		if baseline, err = startBaseline(recPath); err != nil {
+			return err
+		}
+		defer baseline.stop()
 	}
-	defer baseline.stop()
 	for i, sc := range scs {
 		fmt.Fprintf(progress, "%d flags: %s…\n", n, sc.name)
-		oursRes, base, ratios := measureSideBySide(cfg, ours, baseline, sc.requests)
+		against := side{baseline, sc.requests}
+		if sc.against != nil {
+			against = side{ours, sc.against}
+		}
+		oursRes, base, ratios := measureSideBySide(cfg, side{ours, sc.requests}, against)
 		for who, res := range map[string]loadResult{"bunting": oursRes, "baseline": base} {
 			if res.firstErr != nil || res.requests == 0 {
 				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, ours.logs)
@@ -148,19 +167,25 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 	return nil
 }
 
-// measureSideBySide warms both servers up, then loads them in turns of
+// side is one half of a comparison: a server and the requests it answers.
+type side struct {
+	proc *process
+	reqs []request
+}
+
+// measureSideBySide warms both sides up, then loads them in turns of
 // duration/rounds each. It returns the totals and the ratio of each round.
-func measureSideBySide(cfg config, oursProc, baseProc *process, reqs []request) (ours, base loadResult, ratios []float64) {
+func measureSideBySide(cfg config, oursSide, baseSide side) (ours, base loadResult, ratios []float64) {
 	if cfg.warmup > 0 {
-		runLoad(oursProc.addr, reqs, cfg.conns, cfg.warmup)
-		runLoad(baseProc.addr, reqs, cfg.conns, cfg.warmup)
+		runLoad(oursSide.proc.addr, oursSide.reqs, cfg.conns, cfg.warmup)
+		runLoad(baseSide.proc.addr, baseSide.reqs, cfg.conns, cfg.warmup)
 	}
-	// measured runs the load against one server and charges it the CPU
-	// time that server used meanwhile.
-	measured := func(p *process, d time.Duration) loadResult {
-		before := p.cpuTime()
-		res := runLoad(p.addr, reqs, cfg.conns, d)
-		res.serverCPU = p.cpuTime() - before
+	// measured runs one side's load and charges it the CPU time its
+	// server used meanwhile.
+	measured := func(s side, d time.Duration) loadResult {
+		before := s.proc.cpuTime()
+		res := runLoad(s.proc.addr, s.reqs, cfg.conns, d)
+		res.serverCPU = s.proc.cpuTime() - before
 		return res
 	}
 	slice := cfg.duration / rounds
@@ -168,11 +193,11 @@ func measureSideBySide(cfg config, oursProc, baseProc *process, reqs []request) 
 		// Alternate who goes first, so neither always follows the other.
 		var o, b loadResult
 		if i%2 == 0 {
-			o = measured(oursProc, slice)
-			b = measured(baseProc, slice)
+			o = measured(oursSide, slice)
+			b = measured(baseSide, slice)
 		} else {
-			b = measured(baseProc, slice)
-			o = measured(oursProc, slice)
+			b = measured(baseSide, slice)
+			o = measured(oursSide, slice)
 		}
 		ours, base = ours.plus(o), base.plus(b)
 		if b.perSecond() > 0 {
@@ -197,7 +222,7 @@ func record(addr string, scs []scenario) (map[string]*recorded, []int, error) {
 			if rec.Status != r.wantStatus() {
 				return nil, nil, fmt.Errorf("%s %s: status %d, want %d: %s", r.method, r.target, rec.Status, r.wantStatus(), rec.Body)
 			}
-			recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.body)] = rec
+			recordings[recordingKey(r.method, r.target, r.header["If-None-Match"], r.header["Accept-Encoding"], r.body)] = rec
 			total += len(rec.Body)
 		}
 		sizes[i] = total / len(sc.requests)
@@ -227,6 +252,7 @@ func (r *report) markdown() string {
 		if m.flags >= 1000 {
 			fmt.Fprintf(&b, "; target ≤ %.0f MB: %s", mb(m.targetRSS), yesNo(m.after.rss <= m.targetRSS))
 		}
+		fmt.Fprintf(&b, "; after the gzip scenario too: %.1f MB (%.1f MB anonymous)", mb(m.afterGzip.rss), mb(m.afterGzip.anon))
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, server under test and baseline share the machine's cores.\n",

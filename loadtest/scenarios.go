@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"sort"
 	"strings"
@@ -12,11 +13,26 @@ import (
 )
 
 // scenario is one kind of request the benchmark sends, with its goal as a
-// fraction of the baseline's rate (from the proxy issue's speed targets).
+// fraction of the baseline's rate (from the issues' speed targets).
 type scenario struct {
 	name     string
 	requests []request
 	target   float64
+	// against, when set, replaces the replay baseline: the server under
+	// test answering these requests instead (the same requests without
+	// compression, for the cost of compressing).
+	against []request
+}
+
+// gzipped copies reqs, each asking for a gzip answer.
+func gzipped(reqs []request) []request {
+	out := make([]request, len(reqs))
+	for i, r := range reqs {
+		r.header = maps.Clone(r.header)
+		r.header["Accept-Encoding"] = "gzip"
+		out[i] = r
+	}
+	return out
 }
 
 // contextsPerScenario is how many different contexts the requests rotate
@@ -44,7 +60,9 @@ func scenarios(cf *engine.ClientFeatures) []scenario {
 	}
 	health := scenario{name: "GET /proxy/health", target: 0.85,
 		requests: []request{{method: "GET", target: "/proxy/health", header: auth}}}
-	return []scenario{get, post, health}
+	getGzip := scenario{name: "GET /proxy, gzip (baseline: the same proxy, uncompressed)", target: 0.5,
+		requests: gzipped(get.requests), against: get.requests}
+	return []scenario{get, post, health, getGzip}
 }
 
 // fiveToggles names five flags spread over the payload.

@@ -196,8 +196,9 @@ func seedFeature(a *adminClient, f engine.Feature, segmentIDs map[int]int) error
 	return nil
 }
 
-// serverScenarios are the client-features figures: the full
-// response and the 304 answer to a matching If-None-Match.
+// serverScenarios are the issues' client-features figures: the full
+// response, the 304 answer to a matching If-None-Match, and the full
+// response gzipped (against a baseline replaying the same gzip bytes).
 func serverScenarios(addr string) ([]scenario, error) {
 	auth := map[string]string{"Authorization": serverClientToken}
 	full := request{method: "GET", target: "/api/client/features", header: auth}
@@ -214,6 +215,7 @@ func serverScenarios(addr string) ([]scenario, error) {
 	return []scenario{
 		{name: "server: GET /api/client/features (full)", target: 0.6, requests: []request{full}},
 		{name: "server: GET /api/client/features (304)", target: 0.8, requests: []request{notModified}},
+		{name: "server: GET /api/client/features (full, gzip)", target: 0.8, requests: gzipped([]request{full})},
 	}, nil
 }
 

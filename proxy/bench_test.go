@@ -111,7 +111,13 @@ func BenchmarkGetProxy(b *testing.B) {
 			r.Header.Set("Authorization", clientKey)
 			return r
 		}
+		gzipReq := func() *http.Request {
+			r := req()
+			r.Header.Set("Accept-Encoding", "gzip")
+			return r
+		}
 		b.Run(fmt.Sprintf("flags=%d/proxy", n), func(b *testing.B) { runHandler(b, p, req) })
+		b.Run(fmt.Sprintf("flags=%d/proxy-gzip", n), func(b *testing.B) { runHandler(b, p, gzipReq) })
 		b.Run(fmt.Sprintf("flags=%d/baseline", n), func(b *testing.B) { runHandler(b, baselineFor(b, p, req), req) })
 	}
 }

@@ -41,6 +41,20 @@ func nodeModules(t *testing.T) (node, dir string) {
 	return node, mods
 }
 
+// nodeScript prepares a run of one of test/node's scripts with the npm
+// modules on its path, env added and a 30 s deadline; its stderr goes to
+// the test log.
+func nodeScript(t *testing.T, node, mods, script string, env ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(filepath.Dir(mods), script))
+	cmd.Dir = filepath.Dir(mods)
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+mods), env...)
+	cmd.Stderr = testWriter{t}
+	return cmd
+}
+
 // TestBrowserSDK runs the real browser SDK (unleash-proxy-client 3.8.2)
 // under Node against the proxy: it becomes ready, reads flags and
 // variants, sees an upstream change, and its metrics arrive upstream.
@@ -53,15 +67,9 @@ func TestBrowserSDK(t *testing.T) {
 			cfg.MetricsInterval = 200 * time.Millisecond
 			r := startReady(t, cfg)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			script := filepath.Join(filepath.Dir(mods), "proxy-client.js")
-			cmd := exec.CommandContext(ctx, node, script)
-			cmd.Dir = filepath.Dir(mods)
-			cmd.Env = append(os.Environ(), "NODE_PATH="+mods, "PROXY_URL="+r.srv.URL+"/proxy", "CLIENT_KEY="+clientKey, "USE_POST="+usePOST)
+			cmd := nodeScript(t, node, mods, "proxy-client.js", "PROXY_URL="+r.srv.URL+"/proxy", "CLIENT_KEY="+clientKey, "USE_POST="+usePOST)
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
-			cmd.Stderr = testWriter{t}
 			require.NoError(t, cmd.Start())
 			lines := bufio.NewScanner(stdout)
 			var seen []string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpgzip"
 )
 
 // FrontendOptions configure the evaluation endpoints that front-end SDKs
@@ -304,21 +305,54 @@ var (
 	headerCacheControl = []string{"public, max-age=2"}
 )
 
-// writeJSON sends body with its weak ETag, answering 304 to a matching
-// If-None-Match on GET and HEAD.
+// writeJSON sends body, built for this request, with its weak ETag,
+// answering 304 to a matching If-None-Match on GET and HEAD; it gzips the
+// body when the client accepts it (see httpgzip).
 func writeJSON(w http.ResponseWriter, r *http.Request, body []byte, etag etagValue, cacheable bool) {
+	writeAnswer(w, r, body, nil, etag, cacheable)
+}
+
+// writeCachedJSON sends a body served many times, gzipped once.
+func writeCachedJSON(w http.ResponseWriter, r *http.Request, c *httpgzip.Cached, etag etagValue) {
+	writeAnswer(w, r, c.Body, c, etag, true)
+}
+
+// writeAnswer is writeJSON and writeCachedJSON: cached, when not nil, holds
+// body's compressed form.
+func writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, cached *httpgzip.Cached, etag etagValue, cacheable bool) {
 	hv := &headerValues{}
 	h := w.Header()
 	h["Etag"] = hv.set(&hv.etag, etag.append(hv.buf[:0]))
 	if cacheable {
 		h["Cache-Control"] = headerCacheControl
 	}
+	httpgzip.AddVary(h)
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && notModified(r, hv.etag[0]) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h["Content-Type"] = headerJSON
-	h["Content-Length"] = hv.set(&hv.length, strconv.AppendInt(hv.buf[len(hv.etag[0]):len(hv.etag[0])], int64(len(body)), 10))
+	if !httpgzip.Wants(r, len(body)) {
+		writeBody(w, r, hv, body)
+		return
+	}
+	h["Content-Encoding"] = httpgzip.HeaderGzip
+	if cached != nil {
+		writeBody(w, r, hv, cached.Gzipped())
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	gz := httpgzip.Append((*bp)[:0], body)
+	writeBody(w, r, hv, gz)
+	*bp = gz[:0]
+	bufPool.Put(bp)
+}
+
+// writeBody sends a 200 with body and its Content-Length (its text goes
+// after the ETag's in hv.buf).
+func writeBody(w http.ResponseWriter, r *http.Request, hv *headerValues, body []byte) {
+	n := len(hv.etag[0])
+	w.Header()["Content-Length"] = hv.set(&hv.length, strconv.AppendInt(hv.buf[n:n], int64(len(body)), 10))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		writeCoalesced(w, r, body)

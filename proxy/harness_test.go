@@ -267,8 +267,17 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// do sends a request and returns the response with its body read.
+// do sends a request and returns the response with its body read (net/http's
+// client asks for gzip itself and decodes the answer).
 func (r *running) do(t *testing.T, method, path string, body string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	resp, b := r.send(t, http.DefaultClient, method, path, body, headers...)
+	return resp, string(b)
+}
+
+// send sends a request through client. headers are name/value pairs; an
+// empty value removes the header.
+func (r *running) send(t *testing.T, client *http.Client, method, path string, body string, headers ...string) (*http.Response, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -286,12 +295,12 @@ func (r *running) do(t *testing.T, method, path string, body string, headers ...
 		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp, string(b)
+	return resp, b
 }
 
 // get is an authenticated GET.

@@ -45,7 +45,8 @@ func TestOpenAPIDocsServedFromTheBinary(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &doc))
 	assert.Equal(t, "3.0.3", doc.OpenAPI)
-	for _, p := range []string{"/proxy", "/proxy/all", "/proxy/health", "/proxy/client/metrics", "/proxy/client/register", "/proxy/client/features", "/proxy/internal-backstage/prometheus"} {
+	for _, p := range []string{"/proxy", "/proxy/all", "/proxy/health", "/proxy/client/metrics", "/proxy/client/register", "/proxy/client/features", "/proxy/internal-backstage/prometheus",
+		"/api/frontend", "/api/frontend/all", "/api/frontend/client/metrics", "/api/frontend/client/register", "/api/client/features", "/api/client/metrics", "/api/client/register"} {
 		assert.Contains(t, doc.Paths, p)
 	}
 	assert.Contains(t, doc.Paths["/proxy"], "get")

@@ -65,6 +65,15 @@ func OpenAPI(cfg Config) []byte {
 		b + "/internal-backstage/prometheus": obj{"get": obj{"summary": "Prometheus metrics", "tags": []any{"Operational"},
 			"responses": obj{"200": obj{"description": "Prometheus text format", "content": obj{"text/plain": obj{"schema": obj{"type": "string"}}}}, "503": errResp("Not ready")}}},
 	}
+	// Unleash Edge's paths answer as their /proxy twins (/api/proxy too,
+	// left out here).
+	edge := cfg.ProxyBasePath + "/api"
+	for _, sub := range []string{"", "/all", "/client/metrics", "/client/register"} {
+		paths[edge+"/frontend"+sub] = paths[b+sub]
+	}
+	for _, sub := range []string{"/features", "/metrics", "/register"} {
+		paths[edge+"/client"+sub] = paths[b+"/client"+sub]
+	}
 	str := obj{"type": "string"}
 	schemas := obj{
 		"Context": obj{"type": "object", "properties": obj{"appName": str, "environment": str, "userId": str, "sessionId": str,

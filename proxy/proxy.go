@@ -24,10 +24,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/cors"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/upstream"
 )
 
@@ -132,10 +132,12 @@ type Proxy struct {
 // garbage once their counts are posted.
 const servedSnapshots = 2
 
-// featuresBody caches the /proxy/client/features response of a snapshot.
+// featuresBody caches the /proxy/client/features response of a snapshot,
+// its ETag and, once asked for, its gzip encoding.
 type featuresBody struct {
 	snap *engine.Snapshot
-	body []byte
+	body *httpgzip.Cached
+	etag etagValue
 }
 
 // New builds a proxy from a validated configuration. It loads script
@@ -330,22 +332,4 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.handler.ServeHTTP(w, r)
-}
-
-func (p *Proxy) withCORS(h http.Handler) http.Handler {
-	c := p.cfg.CORS
-	allowed := c.AllowedHeaders
-	if len(allowed) == 0 {
-		allowed = []string{"*"}
-	}
-	return cors.New(cors.Options{
-		AllowedOrigins:       c.Origin,
-		AllowedMethods:       c.Methods,
-		AllowedHeaders:       allowed,
-		ExposedHeaders:       c.ExposedHeaders,
-		AllowCredentials:     c.Credentials,
-		MaxAge:               c.MaxAge,
-		OptionsPassthrough:   c.PreflightContinue,
-		OptionsSuccessStatus: c.OptionsSuccessStatus,
-	}).Handler(h)
 }

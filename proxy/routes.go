@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpgzip"
 )
 
 // Route names, also the "route" label of the request metrics.
@@ -25,7 +26,7 @@ const (
 	routeUnknown    = "unknown"
 )
 
-// route dispatches the paths under <base>/proxy.
+// route serves every request that is not for the docs, and records it.
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := recorderPool.Get().(*statusRecorder)
@@ -42,44 +43,114 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	recorderPool.Put(rec)
 }
 
+// dispatch answers a request on one of the proxy's routes. Until the
+// first configuration arrives, every request but a CORS preflight gets
+// the 503 not-ready answer, whatever its route, method or credentials.
 func (p *Proxy) dispatch(w http.ResponseWriter, r *http.Request) string {
-	rest, ok := strings.CutPrefix(r.URL.Path, p.cfg.ProxyBasePath+"/proxy")
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(p.cfg.CORS.OptionsSuccessStatus)
 		return routeOptions
 	}
-	if !ok || (rest != "" && rest[0] != '/') {
+	name := p.resolve(r.URL.Path)
+	if !p.Ready() {
+		apierr.Write(w, r, p.log, errNotReady)
+		return name
+	}
+	switch name {
+	case routeFrontend:
+		p.serveFrontend(w, r, false)
+	case routeAll:
+		p.serveFrontend(w, r, true)
+	case routeHealth:
+		p.serveHealth(w, r)
+	case routeMetrics:
+		p.serveClientMetrics(w, r)
+	case routeRegister:
+		p.serveRegister(w, r)
+	case routeFeatures:
+		p.serveFeatures(w, r)
+	case routePrometheus:
+		p.servePrometheus(w, r)
+	default:
 		p.notFound(w, r)
+	}
+	return name
+}
+
+// resolve names the route of a request path. Under the base path, the
+// front-end routes live under /proxy and, as Unleash Edge serves them,
+// under /api/frontend and /api/proxy; server-side SDKs that talk to Edge
+// find /api/client/{features,metrics,register}.
+func (p *Proxy) resolve(path string) string {
+	rest, ok := strings.CutPrefix(path, p.cfg.ProxyBasePath)
+	if !ok {
 		return routeUnknown
 	}
-	if len(rest) > 1 {
-		rest = strings.TrimSuffix(rest, "/")
+	own := true
+	if sub, ok := cutSegments(rest, "/proxy"); ok {
+		rest = sub
+	} else if sub, ok := cutSegments(rest, "/api/frontend"); ok {
+		rest, own = sub, false
+	} else if sub, ok := cutSegments(rest, "/api/proxy"); ok {
+		rest, own = sub, false
+	} else if sub, ok := cutSegments(rest, "/api/client"); ok {
+		return sdkRoute(trimSlash(sub))
+	} else {
+		return routeUnknown
 	}
-	switch rest {
+	switch trimSlash(rest) {
 	case "", "/":
-		p.serveFrontend(w, r, "")
 		return routeFrontend
 	case "/all":
-		p.serveFrontend(w, r, "/all")
 		return routeAll
-	case "/health":
-		p.serveHealth(w, r)
-		return routeHealth
 	case "/client/metrics", "/all/client/metrics":
-		p.serveClientMetrics(w, r)
 		return routeMetrics
 	case "/client/register", "/all/client/register":
-		p.serveRegister(w, r)
 		return routeRegister
+	}
+	if !own {
+		return routeUnknown
+	}
+	switch trimSlash(rest) {
+	case "/health":
+		return routeHealth
 	case "/client/features":
-		p.serveFeatures(w, r)
 		return routeFeatures
 	case "/internal-backstage/prometheus":
-		p.servePrometheus(w, r)
 		return routePrometheus
 	}
-	p.notFound(w, r)
 	return routeUnknown
+}
+
+// sdkRoute names the server-side SDK routes under /api/client (Edge's
+// paths).
+func sdkRoute(rest string) string {
+	switch rest {
+	case "/features":
+		return routeFeatures
+	case "/metrics":
+		return routeMetrics
+	case "/register":
+		return routeRegister
+	}
+	return routeUnknown
+}
+
+// cutSegments removes prefix from path when it ends there or at a "/".
+func cutSegments(path, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, prefix)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return path, false
+	}
+	return rest, true
+}
+
+// trimSlash drops one trailing slash, keeping a lone "/".
+func trimSlash(rest string) string {
+	if len(rest) > 1 {
+		return strings.TrimSuffix(rest, "/")
+	}
+	return rest
 }
 
 func (p *Proxy) notFound(w http.ResponseWriter, r *http.Request) {
@@ -93,22 +164,17 @@ func (p *Proxy) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow s
 
 func isRead(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 
-// serveFrontend applies the readiness gate and the client key, then
-// evaluates.
-func (p *Proxy) serveFrontend(w http.ResponseWriter, r *http.Request, sub string) {
+// serveFrontend checks the client key, then evaluates.
+func (p *Proxy) serveFrontend(w http.ResponseWriter, r *http.Request, all bool) {
 	if !isRead(r) && r.Method != http.MethodPost {
 		p.methodNotAllowed(w, r, "GET, HEAD, POST")
-		return
-	}
-	if !p.Ready() {
-		apierr.Write(w, r, p.log, errNotReady)
 		return
 	}
 	if !p.hasKey(r, p.clientKeys) {
 		p.unauthorized(w, r)
 		return
 	}
-	p.frontend.serve(w, r, sub == "/all")
+	p.frontend.serve(w, r, all)
 }
 
 func (p *Proxy) key(r *http.Request) string {
@@ -137,10 +203,6 @@ var headerText = []string{"text/plain; charset=utf-8"}
 func (p *Proxy) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if !isRead(r) {
 		p.methodNotAllowed(w, r, "GET, HEAD")
-		return
-	}
-	if !p.Ready() {
-		apierr.Write(w, r, p.log, errNotReady)
 		return
 	}
 	h := w.Header()
@@ -210,9 +272,9 @@ func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error
 	return nil
 }
 
-// serveClientMetrics adds what an SDK posts about the proxy's flags to its
-// own bucket. It has no readiness gate (as the reference); client keys and
-// server-side SDK tokens are accepted.
+// serveClientMetrics adds what an SDK posts about the proxy's flags to
+// its own bucket;
+// client keys and server-side SDK tokens are accepted.
 func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		p.methodNotAllowed(w, r, "POST")
@@ -315,19 +377,15 @@ func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) {
 			apierr.Write(w, r, p.log, apierr.Internal(err))
 			return
 		}
-		fb = &featuresBody{snap: snap, body: body}
+		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: weakETag(body)}
 		p.features.Store(fb)
 	}
-	writeJSON(w, r, fb.body, weakETag(fb.body), true)
+	writeCachedJSON(w, r, fb.body, fb.etag)
 }
 
 func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) {
 	if !isRead(r) {
 		p.methodNotAllowed(w, r, "GET, HEAD")
-		return
-	}
-	if !p.Ready() {
-		apierr.Write(w, r, p.log, errNotReady)
 		return
 	}
 	p.metrics.handler.ServeHTTP(w, r)

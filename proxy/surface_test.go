@@ -19,19 +19,32 @@ import (
 func TestNotReadyAnswers503Everywhere(t *testing.T) {
 	u := newFakeUpstream(t, fixture)
 	u.setMode(modeFail)
-	r := startProxy(t, testConfig(u))
+	cfg := testConfig(u)
+	cfg.EnableAllEndpoint = true
+	r := startProxy(t, cfg)
 	eventually(t, "a failed fetch", func() bool { return u.fetchCount() > 0 })
-	for _, path := range []string{"/proxy", "/proxy/all", "/proxy/health", "/proxy/client/features", "/proxy/internal-backstage/prometheus"} {
-		// No key at all: readiness is checked before authentication.
-		resp, body := r.do(t, http.MethodGet, path, "")
-		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, path)
-		assert.Contains(t, body, "not ready to accept requests", path)
+	// Every route, every method, with or without credentials and with a
+	// bad body: readiness comes first, as the specification says.
+	for _, path := range []string{"/proxy", "/proxy/all", "/proxy/health", "/proxy/client/features", "/proxy/internal-backstage/prometheus",
+		"/proxy/client/metrics", "/proxy/client/register", "/proxy/all/client/metrics", "/proxy/unknown",
+		"/api/frontend", "/api/frontend/all", "/api/frontend/client/metrics", "/api/frontend/client/register", "/api/proxy",
+		"/api/client/features", "/api/client/metrics", "/api/client/register", "/elsewhere"} {
+		for _, req := range []struct{ method, body, key string }{
+			{http.MethodGet, "", ""},
+			{http.MethodPost, sdkMetricsBody, clientKey},
+			{http.MethodPost, `{"appName":"web","instanceId":"i","interval":1000,"started":"2026-11-22T01:00:00Z","strategies":[]}`, "server-token"},
+			{http.MethodPost, `{not json`, clientKey},
+			{http.MethodPut, "", clientKey},
+		} {
+			resp, body := r.do(t, req.method, path, req.body, "Authorization", req.key)
+			assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s %s", req.method, path)
+			assert.Contains(t, body, "not ready to accept requests", "%s %s", req.method, path)
+		}
 	}
-	resp, _ := r.post(t, "/proxy", `{}`)
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	// Metrics from SDKs are still accepted while not ready.
-	resp, _ = r.post(t, "/proxy/client/metrics", sdkMetricsBody)
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	// A CORS preflight is answered: it does not depend on flags.
+	resp, _ := r.do(t, http.MethodOptions, "/proxy", "", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"))
 	assert.False(t, r.p.Ready())
 
 	u.setMode(modeOK)
@@ -40,6 +53,8 @@ func TestNotReadyAnswers503Everywhere(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "ok", body)
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	resp, _ = r.post(t, "/proxy/client/metrics", sdkMetricsBody)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 func TestGetProxyReturnsOnlyEnabledTogglesInExactShape(t *testing.T) {

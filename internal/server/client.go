@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -45,10 +46,11 @@ type clientCache struct {
 	responses map[string]*clientResponse
 }
 
-// clientResponse is an encoded GET /api/client/features answer.
+// clientResponse is an encoded GET /api/client/features answer, gzipped
+// once when a client first asks for it so.
 type clientResponse struct {
 	etag string
-	body []byte
+	body *httpgzip.Cached
 }
 
 func newClientCache(s *Server) *clientCache {
@@ -333,7 +335,7 @@ func encodeClientFeatures(snap *clientSnapshot, q clientQuery) (*clientResponse,
 		// Keep "segments":[] for clients that announced segment support.
 		body = append(body[:len(body)-1], []byte(`,"segments":[]}`)...)
 	}
-	return &clientResponse{etag: etag, body: body}, nil
+	return &clientResponse{etag: etag, body: httpgzip.NewCached(body)}, nil
 }
 
 func (s *Server) clientFeatures(w http.ResponseWriter, r *http.Request) error {
@@ -345,16 +347,22 @@ func (s *Server) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	h := w.Header()
+	httpgzip.AddVary(h)
 	if r.Header.Get("If-None-Match") == res.etag {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	h := w.Header()
+	body := res.body.Body
+	if httpgzip.Wants(r, len(body)) {
+		body = res.body.Gzipped()
+		h["Content-Encoding"] = httpgzip.HeaderGzip
+	}
 	h.Set("ETag", res.etag)
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(res.body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(res.body)
+	_, _ = w.Write(body)
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/bunting-flags/bunting/internal/httpgzip"
+)
 
 // routes lists the whole HTTP surface with its middleware. Every route is
 // one line: pattern, surface (which principals it accepts), permission,
@@ -121,11 +125,16 @@ type routeOption func(*routeSpec)
 
 type routeSpec struct {
 	json    bool
+	gzip    bool
 	envFrom func(*http.Request) string
 }
 
 // withJSON requires a JSON request body (415 otherwise).
 func withJSON(rs *routeSpec) { rs.json = true }
+
+// compressed gzips the route's answers for clients that accept it
+// (httpgzip.Handler); every admin route is.
+func compressed(rs *routeSpec) { rs.gzip = true }
 
 // envScoped scopes the route's permission to the {environment} path value.
 func envScoped(rs *routeSpec) { rs.envFrom = pathEnv }
@@ -139,7 +148,7 @@ func (r *router) public(pattern string, h func(http.ResponseWriter, *http.Reques
 // admin principal (reads).
 func (r *router) admin(pattern, perm string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
 	sf := surfaceAdmin
-	r.handle(pattern, &sf, perm, h, opts...)
+	r.handle(pattern, &sf, perm, h, append(opts, compressed)...)
 }
 
 // client registers a client API route (client tokens only).
@@ -167,6 +176,9 @@ func (r *router) handle(pattern string, sf *surface, perm string, h func(http.Re
 		o(&spec)
 	}
 	var mw []middleware
+	if spec.gzip {
+		mw = append(mw, httpgzip.Handler)
+	}
 	if sf != nil {
 		mw = append(mw, r.s.authenticate(*sf))
 	}
