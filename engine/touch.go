@@ -19,11 +19,11 @@ package engine
 // already in cache, a touch costs a few instructions per item.
 
 // touchVariants touches the variant list, and its first entry, that each
-// decision will choose from.
-func touchVariants(strategies []strategy, ds []decision) uint64 {
+// decision will choose from (variants by strategy index).
+func touchVariants(variants []*variantList, ds []decision) uint64 {
 	var sum uint64
 	for _, d := range ds {
-		sum += touchVariantList(strategies[d.strategy].resolved)
+		sum += touchVariantList(variants[d.strategy])
 	}
 	return sum
 }
