@@ -104,13 +104,12 @@ type allFlagsPlan struct {
 	// first are the flags decided in rounds, each with its first
 	// strategy: the first round.
 	first []decision
-	// checks, rollouts and variants are what a round reads of each
-	// strategy, by strategy index, apart from the strategies so that a
-	// round walks them densely: its constraint check and batch, its
-	// rollout (for the two rollout batches), and the variants chosen when
-	// it wins (its own, else its flag's; nil when neither has any).
+	// checks and variants are what a round reads of each strategy, by
+	// strategy index: its constraint check and batch, kept apart from the
+	// strategies so that a round walks them densely, and the variants
+	// chosen when it wins (its own, else its flag's; nil when neither has
+	// any).
 	checks   []strategyCheck
-	rollouts []rollout
 	variants []*variantList
 	// stickyFields are the fields that field-stickiness rollouts hash,
 	// looked up before the rounds so that a round reads the field cache
@@ -152,7 +151,6 @@ func newAllFlagsPlan(s *Snapshot) *allFlagsPlan {
 	p := &allFlagsPlan{
 		settle:   newSettlePlan(s.constraints, live),
 		checks:   make([]strategyCheck, len(s.strategies)),
-		rollouts: make([]rollout, len(s.strategies)),
 		variants: make([]*variantList, len(s.strategies)),
 	}
 	sticky := map[int32]bool{}
@@ -170,15 +168,9 @@ func newAllFlagsPlan(s *Snapshot) *allFlagsPlan {
 				p.variants[j] = f.variants
 			}
 			p.checks[j] = newStrategyCheck(cs, live, len(s.constraints), j < f.s1-1, p.variants[j] != nil)
-			switch p.checks[j].batch {
-			case batchFieldRollout:
-				if !sticky[cs.stickiness.field.slot] {
-					sticky[cs.stickiness.field.slot] = true
-					p.stickyFields = append(p.stickyFields, cs.stickiness.field)
-				}
-				fallthrough
-			case batchRollout:
-				p.rollouts[j] = cs.rollout
+			if p.checks[j].batch == batchFieldRollout && !sticky[cs.stickiness.field.slot] {
+				sticky[cs.stickiness.field.slot] = true
+				p.stickyFields = append(p.stickyFields, cs.stickiness.field)
 			}
 		}
 		switch {

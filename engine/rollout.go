@@ -17,9 +17,6 @@ type rollout struct {
 	// (a whole bucket is at most the percentage exactly when it is at
 	// most that), 0 to 100.
 	limit uint32
-	// slot is the stickiness field's slot (see field.slot) of a
-	// flexibleRollout sticky to a field.
-	slot int32
 }
 
 // newRollout compiles a rollout of percentage that hashes ids under

@@ -165,12 +165,12 @@ func (p *allFlagsPlan) decideInRounds(s *Snapshot, st *evalState, out []VariantI
 			r.record(d, true)
 		}
 		for _, d := range rs.batches[batchRollout][:n[batchRollout]] {
-			r.record(d, p.rollouts[d.strategy].defaultIn(stickyID, hasStickyID))
+			r.record(d, s.strategies[d.strategy].rollout.defaultIn(stickyID, hasStickyID))
 		}
 		for _, d := range rs.batches[batchFieldRollout][:n[batchFieldRollout]] {
-			ro := &p.rollouts[d.strategy]
-			f := &st.fields[ro.slot] // looked up before the rounds
-			r.record(d, f.present && f.value != "" && ro.hashIn(f.value))
+			cs := &s.strategies[d.strategy]
+			f := &st.fields[cs.stickiness.field.slot] // looked up before the rounds
+			r.record(d, f.present && f.value != "" && cs.rollout.hashIn(f.value))
 		}
 		others := rs.batches[batchOther][:n[batchOther]]
 		st.touched += touchStrategies(s.strategies, others)

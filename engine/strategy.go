@@ -139,7 +139,6 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		percentage = parsePercentage(p, "rollout")
 		cs.rollout = newRollout(percentage, groupOrFlagName(p, flagName))
 		cs.stickiness = newStickiness(p["stickiness"], cfg.fields)
-		cs.rollout.slot = cs.stickiness.field.slot
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
 		cs.ext = &strategyOperands{prefixes: parsePrefixes(strings.Split(p["IPs"], ","))}
