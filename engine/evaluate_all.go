@@ -194,7 +194,6 @@ func (p *allFlagsPlan) evaluate(s *Snapshot, st *evalState, out []VariantID) {
 	p.settle.settle(st)
 	clear(out) // OffVariantID
 	p.decideInRounds(s, st, out)
-	st.touched += touchFlagVariants(s.flags, p.bare)
 	for _, i := range p.bare {
 		out[i] = variantFor(&s.flags[i], nil, st)
 	}
