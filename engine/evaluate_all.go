@@ -81,7 +81,7 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 }
 
 // allFlagsPlan is how EvaluateAllIDs evaluates every flag of a snapshot of
-// eagerMinFlags flags or more. newAllFlagsPlan builds it from the compiled
+// planMinFlags flags or more. newAllFlagsPlan builds it from the compiled
 // snapshot, which it only reads; the one-flag path never reads it. Each
 // evaluation goes through four steps (see evaluate):
 //
@@ -122,19 +122,19 @@ type allFlagsPlan struct {
 	custom []int32
 }
 
-// eagerMinFlags is the snapshot size from which a plan pays: in smaller
+// planMinFlags is the snapshot size from which a plan pays: in smaller
 // ones, what an evaluation skips lazily costs less than the branches that
 // settling every test and deciding in rounds save.
-const eagerMinFlags = 64
+const planMinFlags = 64
 
-// maxEagerTests bounds the number of tests of a snapshot with a plan, so
+// maxPlanTests bounds the number of tests of a snapshot with a plan, so
 // that a strategy's check holds their ids in 16 bits (see strategyCheck).
-const maxEagerTests = 1<<16 - 1
+const maxPlanTests = 1<<16 - 1
 
 // newAllFlagsPlan plans the evaluation of every flag of s, or returns nil
-// below eagerMinFlags flags or from maxEagerTests tests.
+// below planMinFlags flags or from maxPlanTests tests.
 func newAllFlagsPlan(s *Snapshot) *allFlagsPlan {
-	if len(s.flags) < eagerMinFlags || len(s.constraints) >= maxEagerTests {
+	if len(s.flags) < planMinFlags || len(s.constraints) >= maxPlanTests {
 		return nil
 	}
 	// The live tests: those of the enabled flags' strategies.

@@ -5,6 +5,6 @@ package engine
 // DistinctConstraints is the number of distinct compiled constraints.
 func (s *Snapshot) DistinctConstraints() int { return len(s.constraints) }
 
-// EagerMinFlags is the snapshot size from which EvaluateAll settles
-// constraint tests eagerly.
-const EagerMinFlags = eagerMinFlags
+// EagerMinFlags is the snapshot size from which EvaluateAll follows an
+// allFlagsPlan (settling constraint tests eagerly, deciding in rounds).
+const EagerMinFlags = planMinFlags
