@@ -1,10 +1,3 @@
-// Package engine evaluates Unleash-compatible feature flags.
-//
-// It is a pure package: no I/O, no logging, no clocks except through
-// Options. A ClientFeatures payload is compiled once into an immutable
-// Snapshot (numbers, dates, semvers, CIDRs and regexes of constraints parsed,
-// segments resolved, hash inputs prepared); a Snapshot is then evaluated many
-// times from many goroutines without locks.
 package engine
 
 import "time"

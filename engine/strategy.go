@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"net/netip"
 	"strings"
 )
@@ -55,33 +54,10 @@ type strategy struct {
 	// segments'), a range of Snapshot.constraintIDs set once that array is
 	// final (compileConfig.refRanges holds the range until then).
 	refs       []int32
-	percentage float64      // rollouts
-	prefix     hashPrefix   // rollouts: "groupId:" under rolloutSeed
+	rollout    rollout      // rollouts
 	stickiness stickiness   // flexibleRollout
 	variants   *variantList // nil when the strategy has no variants
-	// resolved is variants, or the flag's when the strategy has none: the
-	// variants of the flag when the strategy wins it.
-	resolved *variantList
-	ext      *strategyOperands
-}
-
-// strategyCheck is what a round of phased evaluation reads of a
-// strategy (see phasePlan), 16 bytes kept apart from the rest so that a
-// round walks them densely; Snapshot.checks[j] is strategy j's.
-type strategyCheck struct {
-	// check holds the test ids of the strategy's constraints, padded with
-	// a test that always holds, and invert what turns each outcome around
-	// (see holds), when fast says that EvaluateAllIDs settles those tests
-	// before it walks the flags (see eagerPlan).
-	check  [4]uint16
-	invert [4]uint8
-	fast   bool
-	// batch is the batch that decides the strategy.
-	batch uint8
-	// more is 1 when the strategy is not its flag's last, hasVariants is 1
-	// when it resolves variants (strategy.resolved is set); 0 otherwise:
-	// numbers that phased evaluation adds instead of branching on.
-	more, hasVariants uint8
+	ext        *strategyOperands
 }
 
 // strategyOperands are what userWithId, remoteAddress and custom
@@ -131,6 +107,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg 
 
 func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) {
 	p := s.Parameters
+	var percentage float64 // rollouts
 	switch s.Name {
 	case "default":
 		cs.algo = algoAlways
@@ -151,15 +128,16 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		if s.Name == "gradualRolloutSessionId" {
 			cs.algo = algoSessionRollout
 		}
-		cs.percentage = parsePercentage(p, "percentage")
-		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(p["groupId"]))
+		percentage = parsePercentage(p, "percentage")
+		cs.rollout = newRollout(percentage, p["groupId"])
 	case "gradualRolloutRandom":
 		cs.algo = algoRandomRollout
-		cs.percentage = parsePercentage(p, "percentage")
+		percentage = parsePercentage(p, "percentage")
+		cs.rollout = newRollout(percentage, "")
 	case "flexibleRollout":
 		cs.algo = algoFlexibleRollout
-		cs.percentage = parsePercentage(p, "rollout")
-		cs.prefix = newHashPrefix(rolloutSeed, groupPrefix(groupOrFlagName(p, flagName)))
+		percentage = parsePercentage(p, "rollout")
+		cs.rollout = newRollout(percentage, groupOrFlagName(p, flagName))
 		cs.stickiness = newStickiness(p["stickiness"], cfg.fields)
 	case "remoteAddress":
 		cs.algo = algoRemoteAddress
@@ -183,9 +161,9 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 	switch cs.algo {
 	case algoUserRollout, algoSessionRollout, algoRandomRollout, algoFlexibleRollout:
 		switch {
-		case cs.percentage <= 0:
+		case percentage <= 0:
 			cs.algo = algoNever
-		case cs.percentage >= 100 && (cs.algo == algoRandomRollout || cs.algo == algoFlexibleRollout && cs.stickiness.kind != stickField):
+		case percentage >= 100 && (cs.algo == algoRandomRollout || cs.algo == algoFlexibleRollout && cs.stickiness.kind != stickField):
 			// Every draw in [1, 100] is within; with default stickiness a
 			// missing id falls back to a random draw, never to "off".
 			cs.algo = algoAlways
@@ -241,13 +219,13 @@ func (cs *strategy) decide(st *evalState) bool {
 		}
 		return hashedContains(cs.ext.userIDs, cs.ext.userHashes, ctx.UserID, st.userIDHash())
 	case algoUserRollout:
-		return cs.rolloutOn(ctx.UserID)
+		return ctx.UserID != "" && cs.rollout.hashIn(ctx.UserID)
 	case algoSessionRollout:
-		return cs.rolloutOn(ctx.SessionID)
+		return ctx.SessionID != "" && cs.rollout.hashIn(ctx.SessionID)
 	case algoRandomRollout:
-		return float64(rand.IntN(100)+1) <= cs.percentage
+		return cs.rollout.drawIn()
 	case algoFlexibleRollout:
-		return cs.flexibleOn(st)
+		return cs.flexibleIn(st)
 	case algoRemoteAddress:
 		addr, ok := st.remoteAddress()
 		return ok && prefixesContain(cs.ext.prefixes, addr)
@@ -257,34 +235,18 @@ func (cs *strategy) decide(st *evalState) bool {
 	return false
 }
 
-// rolloutOn hashes a stickiness id into [1,100] and compares it with the
-// percentage; a missing id is off.
-func (cs *strategy) rolloutOn(id string) bool {
-	if id == "" {
-		return false
-	}
-	if cs.percentage >= 100 {
-		return true // every hash in [1, 100] is within
-	}
-	return float64(cs.prefix.normalized(id, 100)) <= cs.percentage
-}
-
-func (cs *strategy) flexibleOn(st *evalState) bool {
+// flexibleIn decides a flexibleRollout: by the bucket of its stickiness
+// id (a field sticky to one that is missing or empty is off), or by a
+// random draw.
+func (cs *strategy) flexibleIn(st *evalState) bool {
 	switch cs.stickiness.kind {
 	case stickRandom:
-		return float64(rand.IntN(100)+1) <= cs.percentage
+		return cs.rollout.drawIn()
 	case stickField:
 		v, ok := st.stickyValue(cs.stickiness.field)
-		return ok && cs.rolloutOn(v)
+		return ok && cs.rollout.hashIn(v)
 	}
-	ctx := st.ctx
-	switch {
-	case ctx.UserID != "":
-		return cs.rolloutOn(ctx.UserID)
-	case ctx.SessionID != "":
-		return cs.rolloutOn(ctx.SessionID)
-	}
-	return float64(rand.IntN(100)+1) <= cs.percentage
+	return cs.rollout.defaultIn(defaultStickyID(st.ctx))
 }
 
 // callCustom runs a custom strategy; an error or a panic is "not enabled".

@@ -5,20 +5,19 @@ import (
 	"slices"
 )
 
-// eagerPlan says how EvaluateAllIDs settles, before it walks the flags,
-// the outcome of every constraint test the enabled flags use whose cost is
-// small: IN and NOT_IN through an index from values to the tests that list
-// them, the other operators one after another, grouped by operator so that
+// settlePlan is the first step of evaluating every flag with a plan (see
+// allFlagsPlan): before any flag is walked, it settles into the memo the
+// outcome of every constraint test the enabled flags use (their live
+// tests): IN and NOT_IN through an index from values to the tests that list
+// them, NUM_* and DATE_* with the field read and parsed once per field, the
+// other operators one after another, grouped by operator so that
 // consecutive tests take the same path (regular expressions too: RE2 runs
 // in linear time). Walking the strategies then reads outcomes from the
 // memo instead of branching into a different test at every constraint,
 // which is what an evaluation of every flag spends most of its time on
 // (mispredicted branches). The tests only disabled flags use stay lazy:
 // evaluated if ever reached.
-type eagerPlan struct {
-	// on says that the snapshot has a plan: EvaluateAllIDs then settles
-	// tests eagerly and decides flags in rounds (see phasePlan).
-	on bool
+type settlePlan struct {
 	// base is the memo every evaluation starts from: the outcome of the
 	// IN and NOT_IN tests for a value no test lists, of broken and
 	// unknown tests, and memoUnknown for the lazy ones. Its last entry,
@@ -41,16 +40,6 @@ type valueIndex struct {
 	field  field
 	listed map[string][]int32
 }
-
-// maxEagerTests bounds the number of tests of a snapshot with an eager
-// plan, so that a fast check holds their ids in 16 bits (see
-// strategyCheck).
-const maxEagerTests = 1<<16 - 1
-
-// eagerMinFlags is the snapshot size from which settling tests eagerly
-// pays: in smaller ones, what an evaluation skips lazily costs less than
-// the branches it saves.
-const eagerMinFlags = 64
 
 // numberGroup is the NUM_* tests of one field, ordered by operator.
 type numberGroup struct {
@@ -79,33 +68,16 @@ type dateTest struct {
 	nsec  int64
 }
 
-// newEagerPlan plans the eager tests of a compiled snapshot, and makes the
-// checks of the strategies whose tests it settles, with at most four of
-// them, fast. Below eagerMinFlags flags, or from maxEagerTests tests, it
-// settles nothing.
-func newEagerPlan(s *Snapshot) eagerPlan {
-	sentinel := len(s.constraints)
-	if len(s.flags) < eagerMinFlags || sentinel >= maxEagerTests {
-		s.checks = make([]strategyCheck, len(s.strategies))
-		return eagerPlan{base: make([]uint8, sentinel+1)}
-	}
-	live := make([]bool, len(s.constraints))
-	for i := range s.flags {
-		if !s.flags[i].enabled {
-			continue
-		}
-		for _, cs := range s.strategies[s.flags[i].s0:s.flags[i].s1] {
-			for _, ref := range cs.refs {
-				live[ref>>1] = true
-			}
-		}
-	}
-	p := eagerPlan{on: true, base: make([]uint8, sentinel+1)}
+// newSettlePlan plans the settling of the tests marked live (by test id)
+// among constraints.
+func newSettlePlan(constraints []constraint, live []bool) settlePlan {
+	sentinel := len(constraints)
+	p := settlePlan{base: make([]uint8, sentinel+1)}
 	p.base[sentinel] = memoTrue
 	sets := map[int32]*valueIndex{}
 	numbers, dates := map[int32]*numberGroup{}, map[int32]*dateGroup{}
-	for id := range s.constraints {
-		c := &s.constraints[id]
+	for id := range constraints {
+		c := &constraints[id]
 		if !live[id] {
 			continue
 		}
@@ -145,26 +117,8 @@ func newEagerPlan(s *Snapshot) eagerPlan {
 		slices.SortStableFunc(g.tests, func(a, b dateTest) int { return b2i(b.after) - b2i(a.after) })
 	}
 	slices.SortStableFunc(p.tests, func(a, b int32) int {
-		return int(s.constraints[a].op) - int(s.constraints[b].op)
+		return int(constraints[a].op) - int(constraints[b].op)
 	})
-	s.checks = make([]strategyCheck, len(s.strategies))
-	for j := range s.strategies {
-		refs, c := s.strategies[j].refs, &s.checks[j]
-		c.fast = len(refs) <= len(c.check)
-		for _, ref := range refs {
-			c.fast = c.fast && live[ref>>1] // every live test is settled
-		}
-		if !c.fast {
-			continue
-		}
-		for k := range c.check {
-			c.check[k], c.invert[k] = uint16(sentinel), 0
-			if k < len(refs) {
-				c.check[k] = uint16(refs[k] >> 1)
-				c.invert[k] = uint8(refs[k]&1) * (memoFalse ^ memoTrue)
-			}
-		}
-	}
 	return p
 }
 
@@ -188,26 +142,9 @@ func inSlotOrder[G any](groups map[int32]*G) []G {
 	return out
 }
 
-// holds reports whether the constraints of a strategy hold, for one with a
-// fast check in an evaluation whose memo the plan has settled:
-// without a branch per constraint.
-func (c *strategyCheck) holds(memo []uint8) bool {
-	return c.holdsBit(memo) == 1
-}
-
-// holdsBit is holds as 1 or 0.
-func (c *strategyCheck) holdsBit(memo []uint8) int {
-	// Outcomes are memoFalse (1) or memoTrue (2); XOR with 3 swaps them,
-	// so each term is memoTrue exactly when its constraint holds, and
-	// their AND is memoTrue (bit 1 set) only when all are.
-	r, k := &c.check, &c.invert
-	all := (memo[r[0]] ^ k[0]) & (memo[r[1]] ^ k[1]) & (memo[r[2]] ^ k[2]) & (memo[r[3]] ^ k[3])
-	return int(all>>1) & 1
-}
-
 // settle fills st.memo, which has the plan's size, with the plan's
 // outcomes for st's context.
-func (p *eagerPlan) settle(st *evalState) {
+func (p *settlePlan) settle(st *evalState) {
 	memo := st.memo
 	copy(memo, p.base)
 	for i := range p.sets {
