@@ -250,10 +250,13 @@ func TestCompressionKeepsConditionalRequestsHEADAndErrors(t *testing.T) {
 	assert.Empty(t, resp.Header.Get("Content-Encoding"))
 }
 
-// edgeMetricsBody is an SDK's metrics post counting a name only it knows.
+// edgeMetricsNo is the "no" count of edgeMetricsBody.
+const edgeMetricsNo = 1_000_000
+
+// edgeMetricsBody is an SDK's metrics post counting one flag.
 func edgeMetricsBody(name string) string {
 	return `{"appName":"web","instanceId":"browser","bucket":{"start":"2026-11-22T01:00:00.000Z","stop":"2026-11-22T01:00:10.000Z",
- "toggles":{"` + name + `":{"yes":1,"no":2,"variants":{}}}}}`
+ "toggles":{"` + name + `":{"yes":1,"no":1000000,"variants":{}}}}}`
 }
 
 func TestEdgePathsAnswerAsTheProxy(t *testing.T) {
@@ -261,6 +264,7 @@ func TestEdgePathsAnswerAsTheProxy(t *testing.T) {
 	cfg := testConfig(u)
 	cfg.EnableAllEndpoint = true
 	r := startReady(t, cfg)
+	metricsPosted := 0
 	// The front-end routes: the same answers, keys and errors as /proxy,
 	// under Edge's /api/frontend and its older /api/proxy.
 	for _, prefix := range []string{"/api/frontend", "/api/proxy"} {
@@ -289,20 +293,24 @@ func TestEdgePathsAnswerAsTheProxy(t *testing.T) {
 				}
 			}
 		}
-		for i, sub := range []string{"/client/metrics", "/all/client/metrics"} {
-			name := fmt.Sprintf("edge-only-%s-%d", prefix[5:], i)
-			resp, body := r.raw(t, "POST", prefix+sub, edgeMetricsBody(name), "Authorization", clientKey)
+		// Usage is counted only for flags the proxy serves: each post adds
+		// a million "no" counts to enabled-simple, far more than the
+		// evaluations above, so the upstream total shows every post.
+		for _, sub := range []string{"/client/metrics", "/all/client/metrics"} {
+			resp, body := r.raw(t, "POST", prefix+sub, edgeMetricsBody("enabled-simple"), "Authorization", clientKey)
 			assert.Equal(t, http.StatusOK, resp.StatusCode, prefix+sub)
 			assert.Equal(t, "OK", string(body))
-			resp, _ = r.raw(t, "POST", prefix+sub, edgeMetricsBody(name), "Authorization", "wrong-key")
+			resp, _ = r.raw(t, "POST", prefix+sub, edgeMetricsBody("enabled-simple"), "Authorization", "wrong-key")
 			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, prefix+sub)
+			metricsPosted++
 			eventually(t, "the counts posted to "+prefix+sub+" upstream", func() bool {
+				var no float64
 				for _, m := range u.metricsPosts() {
-					if _, ok := m["bucket"].(map[string]any)["toggles"].(map[string]any)[name]; ok {
-						return true
+					if c, ok := m["bucket"].(map[string]any)["toggles"].(map[string]any)["enabled-simple"].(map[string]any); ok {
+						no += c["no"].(float64)
 					}
 				}
-				return false
+				return no >= float64(metricsPosted)*edgeMetricsNo
 			})
 		}
 		for _, sub := range []string{"/client/register", "/all/client/register"} {

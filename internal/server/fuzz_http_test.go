@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -834,13 +835,13 @@ func (f *httpFuzzer) send(rt server.Route, q fuzzRequest) {
 		f.fail("%s: %d %s", q, res.StatusCode, resBody)
 		return
 	}
-	f.checkAnswer(q, res, resBody)
-	f.learn(rt, q, res.StatusCode, resBody)
+	f.learn(rt, q, res.StatusCode, f.checkAnswer(q, res, resBody))
 }
 
 // checkAnswer requires a parseable answer: valid JSON when it says JSON,
-// the error body on errors, and header values that are plain text.
-func (f *httpFuzzer) checkAnswer(q fuzzRequest, res *http.Response, body []byte) {
+// the error body on errors, and header values that are plain text. It
+// returns the body, decoded when it came compressed.
+func (f *httpFuzzer) checkAnswer(q fuzzRequest, res *http.Response, body []byte) []byte {
 	for name, vs := range res.Header {
 		for _, v := range vs {
 			for i := 0; i < len(v); i++ {
@@ -856,11 +857,26 @@ func (f *httpFuzzer) checkAnswer(q fuzzRequest, res *http.Response, body []byte)
 			f.fail("%s: Location %q: %v", q, loc, err)
 		}
 	}
+	if enc := res.Header.Get("Content-Encoding"); enc != "" && q.method != "HEAD" {
+		// Compressed because the request's Accept-Encoding allowed it.
+		if enc != "gzip" {
+			f.fail("%s: unexpected Content-Encoding %q", q, enc)
+			return body
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err == nil {
+			body, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			f.fail("%s: %d gzip answer does not decode: %v", q, res.StatusCode, err)
+			return body
+		}
+	}
 	ct := res.Header.Get("Content-Type")
 	isJSON := strings.HasPrefix(ct, "application/json")
 	if isJSON && q.method != "HEAD" && len(body) > 0 && !json.Valid(body) {
 		f.fail("%s: %d answer is not JSON: %q", q, res.StatusCode, body)
-		return
+		return body
 	}
 	if res.StatusCode >= 400 && q.method != "HEAD" && res.StatusCode != http.StatusMethodNotAllowed {
 		var e struct{ ID, Name, Message string }
@@ -868,6 +884,7 @@ func (f *httpFuzzer) checkAnswer(q fuzzRequest, res *http.Response, body []byte)
 			f.fail("%s: %d without the error body: %s %q", q, res.StatusCode, ct, body)
 		}
 	}
+	return body
 }
 
 var propertyInMessage = regexp.MustCompile("`([A-Za-z][A-Za-z0-9_]*)(?:[.\\[`])")
