@@ -245,12 +245,13 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 		s.useEverywhere("http://127.0.0.1:"+strconv.Itoa(allProxy), "/proxy", secret)
 	}
 
-	// Usage counted, then upstream goes away: failed syncs, and a failed
-	// last metrics post when the proxy stops.
+	// Upstream goes away, then usage is counted: failed syncs, and a failed
+	// last metrics post when the proxy stops (counted before the upstream
+	// stopped, the usage could reach it in a periodic post first).
+	server.stop(t)
 	for range 3 {
 		s.want(http.StatusOK, http.MethodPost, proxyBase+"/proxy", key, `{"toggles":["f1"]}`)
 	}
-	server.stop(t)
 	time.Sleep(300 * time.Millisecond)
 	proxy.stop(t)
 	waitLog(t, refused, "bootstrap failed") // after its three attempts, 3 s

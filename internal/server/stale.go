@@ -13,18 +13,21 @@ import (
 // lifetime (Unleash checks every minute).
 const staleCheckInterval = time.Minute
 
-// runStaleChecks marks potentially stale flags until ctx ends.
+// runStaleChecks marks potentially stale flags once a tick until ctx ends.
+// The first check waits for the first tick: a check at start would race
+// with whatever the process does first (tests call CheckStaleness
+// themselves), and lifetimes are counted in days.
 func (s *Server) runStaleChecks(ctx context.Context) {
 	t := time.NewTicker(staleCheckInterval)
 	defer t.Stop()
 	for {
-		if _, err := s.CheckStaleness(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("potentially-stale check failed", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if _, err := s.CheckStaleness(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("potentially-stale check failed", "err", err)
 		}
 	}
 }
