@@ -246,11 +246,13 @@ func startReady(t *testing.T, cfg proxy.Config, opts ...proxy.Option) *running {
 	return r
 }
 
+// waitReady waits for the first sync; generous, since under -race on a busy
+// two-core machine a 1,000-flag payload takes seconds to compile.
 func waitReady(t *testing.T, p *proxy.Proxy) {
 	t.Helper()
 	select {
 	case <-p.ReadyChan():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("proxy did not become ready")
 	}
 }
