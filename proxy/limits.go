@@ -1,10 +1,6 @@
 package proxy
 
 import (
-	"errors"
-	"net/http"
-
-	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 )
 
@@ -43,15 +39,4 @@ func withDefaultLimits(l httpserver.Limits) httpserver.Limits {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
 	}
 	return l
-}
-
-// bodyError is the answer to a body that could not be read: 413 past the
-// limit, otherwise 400 (the client went away or was too slow for the
-// read timeout), not an internal error.
-func bodyError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return apierr.From(err)
-	}
-	return apierr.Validation("could not read the request body: %v", err)
 }

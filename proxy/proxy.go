@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/upstream"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // Version is reported upstream as part of the SDK version.
@@ -133,11 +135,11 @@ type Proxy struct {
 const servedSnapshots = 2
 
 // featuresBody caches the /proxy/client/features response of a snapshot,
-// its ETag and, once asked for, its gzip encoding.
+// its wire.ETag and, once asked for, its gzip encoding.
 type featuresBody struct {
 	snap *engine.Snapshot
 	body *httpgzip.Cached
-	etag etagValue
+	etag wire.ETag
 }
 
 // New builds a proxy from a validated configuration. It loads script
@@ -333,3 +335,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.handler.ServeHTTP(w, r)
 }
+
+// CoalesceWrites prepares srv, which serves a Proxy, to send each large
+// response in one system call; see wire.CoalesceWrites.
+func CoalesceWrites(srv *http.Server, ln net.Listener) net.Listener {
+	return wire.CoalesceWrites(srv, ln)
+}
+
+// MaxToggleNames is the most names a POST's toggle list may hold (a 400
+// beyond); see wire.MaxToggleNames.
+const MaxToggleNames = wire.MaxToggleNames

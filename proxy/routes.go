@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // Route names, also the "route" label of the request metrics.
@@ -246,10 +247,10 @@ type sdkToggle struct {
 }
 
 func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error {
-	if err := checkJSONContentType(r); err != nil {
+	if err := wire.CheckContentType(r); err != nil {
 		return err
 	}
-	body, err := readBody(w, r, p.cfg.MaxBodyBytes, nil)
+	body, err := wire.ReadBody(w, r, p.cfg.MaxBodyBytes, nil)
 	if err != nil {
 		return err
 	}
@@ -259,13 +260,13 @@ func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error
 	}
 	if trimmed[0] != '{' {
 		if !json.Valid(trimmed) {
-			return syntaxError(body)
+			return wire.SyntaxError(body)
 		}
 		return apierr.Validation("the request body must be a JSON object")
 	}
 	if err := json.Unmarshal(body, into); err != nil {
 		if !json.Valid(body) {
-			return syntaxError(body)
+			return wire.SyntaxError(body)
 		}
 		return apierr.Validation("the request body does not match the schema: %v", err)
 	}
@@ -377,10 +378,10 @@ func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) {
 			apierr.Write(w, r, p.log, apierr.Internal(err))
 			return
 		}
-		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: weakETag(body)}
+		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: wire.WeakETag(body)}
 		p.features.Store(fb)
 	}
-	writeCachedJSON(w, r, fb.body, fb.etag)
+	wire.WriteCachedJSON(w, r, fb.body, fb.etag)
 }
 
 func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"encoding/json"
@@ -40,11 +40,11 @@ func standardField(ctx *engine.Context, key string) (*string, int) {
 	return nil, 0
 }
 
-// parseQueryContext reads the context the browser SDK sends as a query
+// ParseQuery reads the context the browser SDK sends as a query
 // string: built-in fields at the top level, custom ones as
 // properties[name]=value, and other top-level keys as properties (an
 // explicit properties[name] wins over a top-level name).
-func parseQueryContext(raw string, ctx *engine.Context) error {
+func ParseQuery(raw string, ctx *engine.Context) error {
 	seen := 0
 	for raw != "" {
 		var part string
@@ -152,7 +152,7 @@ func unescape(s string) (string, error) {
 	return url.QueryUnescape(s)
 }
 
-func syntaxError(body []byte) error {
+func SyntaxError(body []byte) error {
 	var v any
 	err := json.Unmarshal(body, &v)
 	msg := "invalid JSON"
@@ -162,9 +162,9 @@ func syntaxError(body []byte) error {
 	return apierr.Validation("we were unable to parse the data you provided, please check it for syntax errors: %s", msg)
 }
 
-// normaliseCurrentTime drops a currentTime that is not a date, as the
+// NormaliseCurrentTime drops a currentTime that is not a date, as the
 // reference does, and turns a date-only value into a time.
-func normaliseCurrentTime(ctx *engine.Context) {
+func NormaliseCurrentTime(ctx *engine.Context) {
 	t := ctx.CurrentTime
 	if t == "" {
 		return

@@ -1,0 +1,63 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+)
+
+// CheckContentType rejects bodies that are not JSON; a body without a
+// Content-Type is taken as JSON.
+func CheckContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || (r.ContentLength == 0 && len(r.TransferEncoding) == 0) {
+		return nil
+	}
+	if strings.HasPrefix(ct, "application/json") && (len(ct) == 16 || ct[16] == ';' || ct[16] == ' ') {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	return apierr.UnsupportedMediaType("the body must be application/json, not %q", ct)
+}
+
+// ReadBody reads the whole body into buf, failing with 413 past limit.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
+	if r.ContentLength > limit {
+		return buf, apierr.TooLarge("the request body is larger than the limit of %d bytes", limit)
+	}
+	if n := r.ContentLength; n > int64(cap(buf)) {
+		buf = slices.Grow(buf, int(n)+1) // read once into a buffer of the right size
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, bodyError(err)
+		}
+	}
+}
+
+// bodyError is the answer to a body that could not be read: 413 past the
+// limit, otherwise 400 (the client went away or was too slow for the
+// read timeout), not an internal error.
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apierr.From(err)
+	}
+	return apierr.Validation("could not read the request body: %v", err)
+}
