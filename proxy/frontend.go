@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
@@ -56,13 +57,17 @@ func NewFrontendHandler(opts FrontendOptions) *FrontendHandler {
 
 // ServeHTTP serves "", "/", "/all" and "/all/".
 func (h *FrontendHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var err error
 	switch strings.TrimSuffix(r.URL.Path, "/") {
 	case "":
-		h.serve(w, r, false)
+		err = h.serve(w, r, false)
 	case "/all":
-		h.serve(w, r, true)
+		err = h.serve(w, r, true)
 	default:
-		apierr.Write(w, r, h.opts.Logger, apierr.NotFound("no route for %s %s", r.Method, r.URL.Path))
+		err = apierr.NotFound("no route for %s %s", r.Method, r.URL.Path)
+	}
+	if err != nil {
+		apierr.Write(w, r, h.opts.Logger, err)
 	}
 }
 
@@ -107,10 +112,10 @@ var (
 	bufPool    = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 )
 
-func (h *FrontendHandler) serve(w http.ResponseWriter, r *http.Request, all bool) {
+// serve evaluates for one request; its error is for the caller to write.
+func (h *FrontendHandler) serve(w http.ResponseWriter, r *http.Request, all bool) error {
 	if all && !h.opts.EnableAll {
-		apierr.Write(w, r, h.opts.Logger, apierr.NotImplemented("The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`."))
-		return
+		return apierr.NotImplemented("The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`.")
 	}
 	rc := getRequestContext()
 	defer putRequestContext(rc)
@@ -119,36 +124,31 @@ func (h *FrontendHandler) serve(w http.ResponseWriter, r *http.Request, all bool
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		if err := wire.ParseQuery(r.URL.RawQuery, ctx); err != nil {
-			apierr.Write(w, r, h.opts.Logger, err)
-			return
+			return err
 		}
 	case http.MethodPost:
 		var err error
 		if names, err = h.readPost(w, r, ctx, rc.names[:0]); err != nil {
-			apierr.Write(w, r, h.opts.Logger, err)
-			return
+			return err
 		}
 		if names != nil {
 			rc.names = names
 		}
 	default:
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		apierr.Write(w, r, h.opts.Logger, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "method " + r.Method + " is not allowed here"})
-		return
+		return httpjson.MethodNotAllowed(w, r, "GET, HEAD, POST")
 	}
 	wire.NormaliseCurrentTime(ctx)
 	snap, err := h.opts.Snapshot(r)
 	if err != nil {
-		apierr.Write(w, r, h.opts.Logger, err)
-		return
+		return err
 	}
 	if h.opts.Complete != nil {
 		if err := h.opts.Complete(r, ctx); err != nil {
-			apierr.Write(w, r, h.opts.Logger, err)
-			return
+			return err
 		}
 	}
 	h.respond(w, r, h.state(snap), ctx, names, all)
+	return nil
 }
 
 // requestContext is what serving one request parses into, recycled
@@ -182,7 +182,7 @@ func putRequestContext(rc *requestContext) {
 // readPost checks the content type, reads the body within the limit and
 // parses it.
 func (h *FrontendHandler) readPost(w http.ResponseWriter, r *http.Request, ctx *engine.Context, names []string) ([]string, error) {
-	if err := wire.CheckContentType(r); err != nil {
+	if err := httpjson.CheckContentType(r, proxyContentRule); err != nil {
 		return nil, err
 	}
 	bp := bufPool.Get().(*[]byte)

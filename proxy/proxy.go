@@ -113,6 +113,7 @@ type Proxy struct {
 	instanceID string
 
 	frontend  *FrontendHandler
+	routes    *routeIndex
 	handler   http.Handler
 	docs      http.Handler
 	keyHeader string
@@ -180,7 +181,6 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		hc = upstream.NewHTTPClient(cfg.HTTPOptions.RejectUnauthorized)
 	}
 	p.upstream = upstream.New(p.upstreamConfig(), hc)
-	p.metrics = newPromMetrics(s.registry)
 	p.frontend = NewFrontendHandler(FrontendOptions{
 		Snapshot:     p.currentSnapshot,
 		EnableAll:    cfg.EnableAllEndpoint,
@@ -190,6 +190,8 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 		snapshots:    servedSnapshots,
 	})
+	p.routes = newRouteIndex(cfg.ProxyBasePath)
+	p.metrics = newPromMetrics(s.registry, p.routes)
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}

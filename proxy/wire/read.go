@@ -3,29 +3,11 @@ package wire
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
-
-// CheckContentType rejects bodies that are not JSON; a body without a
-// Content-Type is taken as JSON.
-func CheckContentType(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" || (r.ContentLength == 0 && len(r.TransferEncoding) == 0) {
-		return nil
-	}
-	if strings.HasPrefix(ct, "application/json") && (len(ct) == 16 || ct[16] == ';' || ct[16] == ' ') {
-		return nil
-	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
-		return nil
-	}
-	return apierr.UnsupportedMediaType("the body must be application/json, not %q", ct)
-}
 
 // ReadBody reads the whole body into buf, failing with 413 past limit.
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
