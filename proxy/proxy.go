@@ -190,7 +190,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 		snapshots:    servedSnapshots,
 	})
-	p.routes = newRouteIndex(cfg.ProxyBasePath)
+	p.routes = newRouteIndex(cfg.ProxyBasePath, routeTable)
 	p.metrics = newPromMetrics(s.registry, p.routes)
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {

@@ -24,6 +24,10 @@ type route struct {
 	// paths are the route's paths under the base path; each also matches
 	// with one trailing slash added.
 	paths []string
+	// prefix makes each path match every path that starts with it (a
+	// route with a parameter, such as "/ofrep/v1/evaluate/flags/"); exact
+	// paths are looked up first.
+	prefix bool
 	// allow lists the methods, as the Allow header of a 405 says them.
 	allow string
 	// ready answers 503 until the first configuration arrives; a route
@@ -105,18 +109,29 @@ func sdkPaths(name string) []string {
 // routeIndex is a proxy's copy of the route table, indexed by full path
 // (base path included) and by the one-trailing-slash form of each path.
 type routeIndex struct {
-	table   []route
-	byPath  map[string]*route
-	unknown route
+	table    []route
+	byPath   map[string]*route
+	prefixes []prefixRoute
+	unknown  route
 }
 
-func newRouteIndex(basePath string) *routeIndex {
-	ix := &routeIndex{table: slices.Clone(routeTable), byPath: make(map[string]*route), unknown: unknownRoute}
+// prefixRoute is one path of a prefix route, base path included.
+type prefixRoute struct {
+	prefix string
+	route  *route
+}
+
+func newRouteIndex(basePath string, table []route) *routeIndex {
+	ix := &routeIndex{table: slices.Clone(table), byPath: make(map[string]*route), unknown: unknownRoute}
 	for i := range ix.table {
 		rt := &ix.table[i]
 		rt.index = i
 		rt.methods = parseMethods(rt.allow)
 		for _, path := range rt.paths {
+			if rt.prefix {
+				ix.prefixes = append(ix.prefixes, prefixRoute{basePath + path, rt})
+				continue
+			}
 			ix.byPath[basePath+path] = rt
 			ix.byPath[basePath+path+"/"] = rt
 		}
@@ -129,6 +144,11 @@ func newRouteIndex(basePath string) *routeIndex {
 func (ix *routeIndex) lookup(path string) *route {
 	if rt := ix.byPath[path]; rt != nil {
 		return rt
+	}
+	for _, p := range ix.prefixes {
+		if strings.HasPrefix(path, p.prefix) {
+			return p.route
+		}
 	}
 	return &ix.unknown
 }

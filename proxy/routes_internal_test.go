@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +27,13 @@ func TestRouteTablePaths(t *testing.T) {
 		"/proxyx": routeUnknown, "/": routeUnknown, "/api/client": routeUnknown, "/api/client/features//": routeUnknown,
 	}
 	for _, base := range []string{"", "/base/path"} {
-		ix := newRouteIndex(base)
+		// A prefix route (one more line in the table) takes the paths under it.
+		ix := newRouteIndex(base, append(slices.Clone(routeTable), route{name: "param", paths: []string{"/proxy/param/"}, prefix: true}))
+		for path, want := range map[string]string{"/proxy/param/a": "param", "/proxy/param/a/b": "param", "/proxy/param": routeUnknown} {
+			if got := ix.lookup(base + path).name; got != want {
+				t.Errorf("base %q: %s reaches %s, want %s", base, path, got, want)
+			}
+		}
 		for path, want := range cases {
 			if got := ix.lookup(base + path).name; got != want {
 				t.Errorf("base %q: %s reaches %s, want %s", base, path, got, want)
