@@ -27,6 +27,7 @@ type Encoding struct {
 	hash uint64
 }
 
+// NewEncoding precomputes the fragments of every flag and variant of s.
 func NewEncoding(s *engine.Snapshot) *Encoding {
 	e := &Encoding{
 		heads: make([][]byte, s.Len()), offHeads: make([][]byte, s.Len()),
@@ -82,7 +83,7 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-// appendToggle writes one evaluated flag.
+// AppendToggle writes one evaluated flag.
 func (e *Encoding) AppendToggle(buf []byte, res *engine.Result) []byte {
 	id := -1
 	if res.Variant != nil {
@@ -109,7 +110,7 @@ func (e *Encoding) appendFlag(buf []byte, i int, enabled bool, id int) []byte {
 	return append(buf, "false}"...)
 }
 
-// appendToggles writes the response to a request for every flag: the
+// AppendToggles writes the response to a request for every flag: the
 // enabled flags, or all of them with all.
 func (e *Encoding) AppendToggles(buf []byte, ids []engine.VariantID, all bool) []byte {
 	buf = append(buf, `{"toggles":[`...)
@@ -128,7 +129,7 @@ func (e *Encoding) AppendToggles(buf []byte, ids []engine.VariantID, all bool) [
 	return append(buf, "]}"...)
 }
 
-// etag is the weak ETag of the response appendToggles wrote for ids: the
+// ETag is the weak ETag of the response AppendToggles wrote for ids: the
 // encoding's hash and the variant IDs determine its bytes, so digesting
 // them (4 bytes per flag) stands for digesting the body (about 100).
 func (e *Encoding) ETag(length int, ids []engine.VariantID, all bool) ETag {

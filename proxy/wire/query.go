@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
 // Standard context fields, as bits for duplicate detection.
@@ -152,14 +152,14 @@ func unescape(s string) (string, error) {
 	return url.QueryUnescape(s)
 }
 
+// SyntaxError is the 400 for a body that is not JSON, in httpjson's words
+// (the position of the first error).
 func SyntaxError(body []byte) error {
 	var v any
-	err := json.Unmarshal(body, &v)
-	msg := "invalid JSON"
-	if err != nil {
-		msg = err.Error()
+	if err := httpjson.DecodeUnstored(body, &v); err != nil {
+		return err
 	}
-	return apierr.Validation("we were unable to parse the data you provided, please check it for syntax errors: %s", msg)
+	return apierr.Validation("The request body is not valid JSON.")
 }
 
 // NormaliseCurrentTime drops a currentTime that is not a date, as the
