@@ -2,17 +2,16 @@ package proxy
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/redact"
 )
@@ -182,149 +181,91 @@ func (t TrustProxy) trusts(a netip.Addr) bool {
 	return false
 }
 
-// DefaultConfig returns the defaults of every option; the three required
-// options are empty.
+// DefaultConfig returns the defaults of every option (those of Options);
+// the three required options are empty.
 func DefaultConfig() Config {
-	return Config{
-		Port:                 3000,
-		UpstreamAppName:      "upstream-proxy",
-		RefreshInterval:      5 * time.Second,
-		MetricsInterval:      30 * time.Second,
-		LogLevel:             slog.LevelWarn,
-		ClientKeysHeaderName: "authorization",
-		CORS: CORSConfig{
-			Origin:               []string{"*"},
-			Methods:              []string{"GET", "POST"},
-			ExposedHeaders:       []string{"ETag"},
-			MaxAge:               172800,
-			OptionsSuccessStatus: 204,
-		},
-		HTTPOptions:   HTTPOptions{RejectUnauthorized: true},
-		ScriptTimeout: 100 * time.Millisecond,
-		MaxBodyBytes:  100 * 1024,
-		HTTP:          httpserver.DefaultLimits(),
-	}
+	var c Config
+	config.Defaults(c.Options())
+	return c
 }
 
-// option describes one setting: its name in the reference's option
-// object, its environment variables (first found wins), its flag and how
-// to parse a value into the config.
-type option struct {
-	name   string
-	envs   []string
-	flag   string
-	usage  string
-	isBool bool
-	set    func(c *Config, v string) error
-}
-
-// optionError names the option and its variable in a startup error; a URL
-// is shown without what may hold a credential.
-func (o option) errorf(v string, err error) error {
-	if strings.Contains(v, "://") {
-		v = redact.URL(v)
-	}
-	return fmt.Errorf("invalid value %q for %s (%s, -%s): %w", v, o.name, o.envs[0], o.flag, err)
-}
-
-func options() []option {
-	return []option{
-		{"upstreamUrl", envs("URL"), "upstream-url", "API URL of the upstream server, including /api", false, func(c *Config, v string) error {
+// Options are the proxy's options, bound to c, in the order the README
+// shows them. Each is one line: the reference's option name, its
+// environment variables (first set wins), its flag, its default, what it
+// does and its typed value.
+func (c *Config) Options() []config.Option {
+	opts := []config.Option{
+		{Name: "upstreamUrl", Env: envs("URL"), Flag: "upstream-url", Shown: "— (required)", Usage: "API URL of the upstream server, including /api", Value: config.Func(func(v string) error {
 			u, err := parseUpstreamURL(v)
 			c.UpstreamURL = u
 			return err
-		}},
-		{"upstreamApiToken", envs("API_TOKEN"), "upstream-api-token", "client API token used towards upstream", false, setString(func(c *Config) *string { return &c.UpstreamAPIToken })},
-		{"clientKeys", envs("PROXY_CLIENT_KEYS"), "client-keys", "comma list of accepted client keys", false, setList(func(c *Config) *[]string { return &c.ClientKeys })},
-		{"port", []string{"PORT", "PROXY_PORT"}, "port", "listening port", false, func(c *Config, v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 || n > 65535 {
-				return errors.New("not a port number (0-65535)")
-			}
-			c.Port = n
-			return nil
-		}},
-		{"listenAddress", []string{"LISTEN_ADDRESS"}, "listen-address", "host to bind; empty means every interface", false, setString(func(c *Config) *string { return &c.ListenAddress })},
-		{"proxyBasePath", []string{"PROXY_BASE_PATH"}, "proxy-base-path", "prefix of every route", false, func(c *Config, v string) error {
+		})},
+		{Name: "upstreamApiToken", Env: envs("API_TOKEN"), Flag: "upstream-api-token", Shown: "— (required)", Usage: "client API token used towards upstream", Value: config.String(&c.UpstreamAPIToken)},
+		{Name: "clientKeys", Env: envs("PROXY_CLIENT_KEYS"), Flag: "client-keys", Shown: "— (required)", Usage: "comma list of accepted client keys", Value: config.List(&c.ClientKeys)},
+		{Name: "proxySecrets", Env: envs("PROXY_SECRETS"), Flag: "proxy-secrets", FallbackFor: "clientKeys", Usage: "deprecated alias of -client-keys", Value: config.List(&c.ClientKeys)},
+		{Name: "port", Env: []string{"PORT", "PROXY_PORT"}, Flag: "port", Default: "3000", Usage: "listening port", Value: config.Port(&c.Port)},
+		{Name: "listenAddress", Env: []string{"LISTEN_ADDRESS"}, Flag: "listen-address", Shown: "all interfaces", Usage: "host to bind; empty means every interface", Value: config.String(&c.ListenAddress)},
+		{Name: "proxyBasePath", Env: []string{"PROXY_BASE_PATH"}, Flag: "proxy-base-path", Usage: "prefix of every route", Value: config.Func(func(v string) error {
 			c.ProxyBasePath = normaliseBasePath(v)
 			return nil
-		}},
-		{"upstreamAppName", envs("APP_NAME"), "upstream-app-name", "app name used upstream and as the default context appName", false, setNonEmpty(func(c *Config) *string { return &c.UpstreamAppName })},
-		{"upstreamInstanceId", envs("INSTANCE_ID"), "upstream-instance-id", "instance id used upstream (generated when empty)", false, setString(func(c *Config) *string { return &c.UpstreamInstanceID })},
-		{"refreshInterval", envs("FETCH_INTERVAL"), "refresh-interval", "milliseconds between upstream syncs", false, setMillis(func(c *Config) *time.Duration { return &c.RefreshInterval }, 1)},
-		{"metricsInterval", envs("METRICS_INTERVAL"), "metrics-interval", "milliseconds between metrics posts; 0 disables metrics and registration", false, setMillis(func(c *Config) *time.Duration { return &c.MetricsInterval }, 0)},
-		{"metricsJitter", envs("METRICS_JITTER"), "metrics-jitter", "largest random milliseconds added to each metrics interval", false, setMillis(func(c *Config) *time.Duration { return &c.MetricsJitter }, 0)},
-		{"environment", envs("ENVIRONMENT"), "environment", "environment forced into every context", false, setString(func(c *Config) *string { return &c.Environment })},
-		{"projectName", envs("PROJECT_NAME"), "project-name", "only flags of this project", false, setString(func(c *Config) *string { return &c.ProjectName })},
-		{"namePrefix", envs("NAME_PREFIX"), "name-prefix", "only flags whose name starts with this", false, setString(func(c *Config) *string { return &c.NamePrefix })},
-		{"tags", envs("TAGS"), "tags", "only flags with these tags: name:value,name2:value2", false, func(c *Config, v string) error {
+		})},
+		{Name: "upstreamAppName", Env: envs("APP_NAME"), Flag: "upstream-app-name", Default: "upstream-proxy", Usage: "app name used upstream and as the default context appName", Value: config.NonEmpty(&c.UpstreamAppName)},
+		{Name: "upstreamInstanceId", Env: envs("INSTANCE_ID"), Flag: "upstream-instance-id", Shown: "`<user>-<hostname>`", Usage: "instance id used upstream (generated when empty)", Value: config.String(&c.UpstreamInstanceID)},
+		{Name: "refreshInterval", Env: envs("FETCH_INTERVAL"), Flag: "refresh-interval", Default: "5000", Usage: "milliseconds between upstream syncs", Value: config.Millis(&c.RefreshInterval, 1)},
+		{Name: "metricsInterval", Env: envs("METRICS_INTERVAL"), Flag: "metrics-interval", Default: "30000", Usage: "milliseconds between metrics posts; 0 disables metrics and registration", Value: config.Millis(&c.MetricsInterval, 0)},
+		{Name: "metricsJitter", Env: envs("METRICS_JITTER"), Flag: "metrics-jitter", Default: "0", Usage: "largest random milliseconds added to each metrics interval", Value: config.Millis(&c.MetricsJitter, 0)},
+		{Name: "environment", Env: envs("ENVIRONMENT"), Flag: "environment", Shown: "unset (SDKs choose; `default` when they don't)", Usage: "environment forced into every context", Value: config.String(&c.Environment)},
+		{Name: "projectName", Env: envs("PROJECT_NAME"), Flag: "project-name", Usage: "only flags of this project", Value: config.String(&c.ProjectName)},
+		{Name: "namePrefix", Env: envs("NAME_PREFIX"), Flag: "name-prefix", Usage: "only flags whose name starts with this", Value: config.String(&c.NamePrefix)},
+		{Name: "tags", Env: envs("TAGS"), Flag: "tags", Usage: "only flags with these tags: name:value,name2:value2", Value: config.Func(func(v string) error {
 			t, err := parseTags(v)
 			c.Tags = t
 			return err
-		}},
-		{"useJsonLogger", []string{"JSON_LOGGER"}, "json-logger", "one-line JSON logs", true, setBool(func(c *Config) *bool { return &c.UseJSONLogger })},
-		{"logLevel", []string{"LOG_LEVEL"}, "log-level", "debug, info, warn, error or fatal", false, func(c *Config, v string) error {
+		})},
+		{Name: "useJsonLogger", Env: []string{"JSON_LOGGER"}, Flag: "json-logger", Default: "false", Usage: "one-line JSON logs (default: text lines)", Value: config.Bool(&c.UseJSONLogger)},
+		{Name: "logLevel", Env: []string{"LOG_LEVEL"}, Flag: "log-level", Default: "warn", Usage: "debug, info, warn, error or fatal", Value: config.Func(func(v string) error {
 			l, err := parseLogLevel(v)
 			c.LogLevel = l
 			return err
-		}},
-		{"customStrategies", envs("CUSTOM_STRATEGIES_FILE"), "custom-strategies", "comma list of script files exporting custom strategies", false, setList(func(c *Config) *[]string { return &c.CustomStrategies })},
-		{"trustProxy", []string{"TRUST_PROXY"}, "trust-proxy", "true, false, or a comma list of IPs/CIDRs (or loopback, linklocal, uniquelocal) trusted to set X-Forwarded-For", false, func(c *Config, v string) error {
+		})},
+		{Name: "customStrategies", Env: envs("CUSTOM_STRATEGIES_FILE"), Flag: "custom-strategies", Usage: "comma list of script files exporting custom strategies", Value: config.List(&c.CustomStrategies)},
+		{Name: "trustProxy", Env: []string{"TRUST_PROXY"}, Flag: "trust-proxy", Default: "false", Usage: "true, false, or a comma list of IPs/CIDRs (or loopback, linklocal, uniquelocal) trusted to set X-Forwarded-For", Value: config.Func(func(v string) error {
 			t, err := parseTrustProxy(v)
 			c.TrustProxy = t
 			return err
-		}},
-		{"clientKeysHeaderName", []string{"CLIENT_KEY_HEADER_NAME"}, "client-keys-header-name", "header carrying the client key", false, setNonEmpty(func(c *Config) *string { return &c.ClientKeysHeaderName })},
-		{"enableOAS", []string{"ENABLE_OAS"}, "enable-oas", "serve /docs/openapi.json and /docs/openapi", true, setBool(func(c *Config) *bool { return &c.EnableOAS })},
-		{"enableAllEndpoint", []string{"ENABLE_ALL_ENDPOINT"}, "enable-all-endpoint", "serve /proxy/all", true, setBool(func(c *Config) *bool { return &c.EnableAllEndpoint })},
-		{"cors.allowedHeaders", []string{"CORS_ALLOWED_HEADERS"}, "cors-allowed-headers", "allowed request headers (default: mirror the preflight)", false, setList(func(c *Config) *[]string { return &c.CORS.AllowedHeaders })},
-		{"cors.credentials", []string{"CORS_CREDENTIALS"}, "cors-credentials", "allow credentials", true, setBool(func(c *Config) *bool { return &c.CORS.Credentials })},
-		{"cors.exposedHeaders", []string{"CORS_EXPOSED_HEADERS"}, "cors-exposed-headers", "exposed response headers", false, setList(func(c *Config) *[]string { return &c.CORS.ExposedHeaders })},
-		{"cors.maxAge", []string{"CORS_MAX_AGE"}, "cors-max-age", "seconds a preflight result may be cached", false, setInt(func(c *Config) *int { return &c.CORS.MaxAge }, 0, 1<<31-1)},
-		{"cors.methods", []string{"CORS_METHODS"}, "cors-methods", "allowed methods", false, setList(func(c *Config) *[]string { return &c.CORS.Methods })},
-		{"cors.optionsSuccessStatus", []string{"CORS_OPTIONS_SUCCESS_STATUS"}, "cors-options-success-status", "status of a passed preflight", false, setInt(func(c *Config) *int { return &c.CORS.OptionsSuccessStatus }, 200, 299)},
-		{"cors.origin", []string{"CORS_ORIGIN"}, "cors-origin", "allowed origin, or comma list, or *", false, setList(func(c *Config) *[]string { return &c.CORS.Origin })},
-		{"cors.preflightContinue", []string{"CORS_PREFLIGHT_CONTINUE"}, "cors-preflight-continue", "pass preflights on to the routes", true, setBool(func(c *Config) *bool { return &c.CORS.PreflightContinue })},
-		{"httpOptions.rejectUnauthorized", []string{"HTTP_OPTIONS_REJECT_UNAUTHORIZED"}, "http-options-reject-unauthorized", "verify the upstream certificate", true, setBool(func(c *Config) *bool { return &c.HTTPOptions.RejectUnauthorized })},
-		{"expBootstrap.url", []string{"EXP_BOOTSTRAP_URL"}, "exp-bootstrap-url", "URL of a client features payload loaded before upstream answers", false, func(c *Config, v string) error {
+		})},
+		{Name: "clientKeysHeaderName", Env: []string{"CLIENT_KEY_HEADER_NAME"}, Flag: "client-keys-header-name", Default: "authorization", Usage: "header carrying the client key", Value: config.NonEmpty(&c.ClientKeysHeaderName)},
+		{Name: "enableOAS", Env: []string{"ENABLE_OAS"}, Flag: "enable-oas", Default: "false", Usage: "serve /docs/openapi.json and /docs/openapi", Value: config.Bool(&c.EnableOAS)},
+		{Name: "enableAllEndpoint", Env: []string{"ENABLE_ALL_ENDPOINT"}, Flag: "enable-all-endpoint", Default: "false", Usage: "serve /proxy/all", Value: config.Bool(&c.EnableAllEndpoint)},
+		{Name: "cors.allowedHeaders", Env: []string{"CORS_ALLOWED_HEADERS"}, Flag: "cors-allowed-headers", Shown: "mirror the preflight's request headers", Usage: "allowed request headers", Value: config.List(&c.CORS.AllowedHeaders)},
+		{Name: "cors.credentials", Env: []string{"CORS_CREDENTIALS"}, Flag: "cors-credentials", Default: "false", Usage: "allow credentials", Value: config.Bool(&c.CORS.Credentials)},
+		{Name: "cors.exposedHeaders", Env: []string{"CORS_EXPOSED_HEADERS"}, Flag: "cors-exposed-headers", Default: "ETag", Usage: "exposed response headers", Value: config.List(&c.CORS.ExposedHeaders)},
+		{Name: "cors.maxAge", Env: []string{"CORS_MAX_AGE"}, Flag: "cors-max-age", Default: "172800", Usage: "seconds a preflight result may be cached", Value: config.Int(&c.CORS.MaxAge, 0, 1<<31-1)},
+		{Name: "cors.methods", Env: []string{"CORS_METHODS"}, Flag: "cors-methods", Default: "GET, POST", Usage: "allowed methods", Value: config.List(&c.CORS.Methods)},
+		{Name: "cors.optionsSuccessStatus", Env: []string{"CORS_OPTIONS_SUCCESS_STATUS"}, Flag: "cors-options-success-status", Default: "204", Usage: "status of a passed preflight", Value: config.Int(&c.CORS.OptionsSuccessStatus, 200, 299)},
+		{Name: "cors.origin", Env: []string{"CORS_ORIGIN"}, Flag: "cors-origin", Default: "*", Usage: "allowed origin, or comma list, or *", Value: config.List(&c.CORS.Origin)},
+		{Name: "cors.preflightContinue", Env: []string{"CORS_PREFLIGHT_CONTINUE"}, Flag: "cors-preflight-continue", Default: "false", Usage: "accepted; preflights reach the routes, which answer them, either way", Value: config.Bool(&c.CORS.PreflightContinue)},
+		{Name: "httpOptions.rejectUnauthorized", Env: []string{"HTTP_OPTIONS_REJECT_UNAUTHORIZED"}, Flag: "http-options-reject-unauthorized", Default: "true", Usage: "verify the upstream certificate", Value: config.Bool(&c.HTTPOptions.RejectUnauthorized)},
+		{Name: "expBootstrap.url", Env: []string{"EXP_BOOTSTRAP_URL"}, Flag: "exp-bootstrap-url", Usage: "URL of a client features payload loaded before upstream answers", Value: config.Func(func(v string) error {
 			if _, err := parseHTTPURL(v); err != nil {
 				return err
 			}
 			c.ExpBootstrap.URL = v
 			return nil
-		}},
-		{"expBootstrap.urlHeaders.Authorization", []string{"EXP_BOOTSTRAP_AUTHORIZATION"}, "exp-bootstrap-authorization", "Authorization header of the bootstrap request", false, setString(func(c *Config) *string { return &c.ExpBootstrap.Authorization })},
-		{"expServerSideSdkConfig.tokens", []string{"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS"}, "exp-server-side-sdk-tokens", "comma list of tokens that may read /proxy/client/features", false, setList(func(c *Config) *[]string { return &c.ExpServerSideSDKTokens })},
-		{"expCustomEnrichers", []string{"EXP_CUSTOM_ENRICHERS_FILE"}, "exp-custom-enrichers", "comma list of script files exporting context enrichers", false, setList(func(c *Config) *[]string { return &c.ExpCustomEnrichers })},
-		{"scriptTimeout", []string{"EXP_SCRIPT_TIMEOUT"}, "exp-script-timeout", "milliseconds one script call may run", false, setMillis(func(c *Config) *time.Duration { return &c.ScriptTimeout }, 1)},
-		{"backupDir", []string{"EXP_BACKUP_DIR"}, "exp-backup-dir", "directory of the backup file (default: the system temporary directory)", false, setString(func(c *Config) *string { return &c.BackupDir })},
-		{"maxBodyBytes", []string{"EXP_MAX_BODY_BYTES"}, "exp-max-body-bytes", "largest accepted request body in bytes", false, func(c *Config, v string) error {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil || n < 1 {
-				return errors.New("not a positive whole number")
-			}
-			c.MaxBodyBytes = n
-			return nil
-		}},
+		})},
+		{Name: "expBootstrap.urlHeaders.Authorization", Env: []string{"EXP_BOOTSTRAP_AUTHORIZATION"}, Flag: "exp-bootstrap-authorization", Usage: "Authorization header of the bootstrap request", Value: config.String(&c.ExpBootstrap.Authorization)},
+		{Name: "expServerSideSdkConfig.tokens", Env: []string{"EXP_SERVER_SIDE_SDK_CONFIG_TOKENS"}, Flag: "exp-server-side-sdk-tokens", Usage: "comma list of tokens that may read /proxy/client/features", Value: config.List(&c.ExpServerSideSDKTokens)},
+		{Name: "expCustomEnrichers", Env: []string{"EXP_CUSTOM_ENRICHERS_FILE"}, Flag: "exp-custom-enrichers", Usage: "comma list of script files exporting context enrichers", Value: config.List(&c.ExpCustomEnrichers)},
+		{Name: "scriptTimeout", Env: []string{"EXP_SCRIPT_TIMEOUT"}, Flag: "exp-script-timeout", Default: "100", Usage: "milliseconds one script call may run (experimental)", Value: config.Millis(&c.ScriptTimeout, 1)},
+		{Name: "backupDir", Env: []string{"EXP_BACKUP_DIR"}, Flag: "exp-backup-dir", Shown: "the system temporary directory", Usage: "directory of the backup file (experimental)", Value: config.String(&c.BackupDir)},
+		{Name: "maxBodyBytes", Env: []string{"EXP_MAX_BODY_BYTES"}, Flag: "exp-max-body-bytes", Default: "102400", Usage: "largest accepted request body in bytes (experimental)", Value: config.Int64(&c.MaxBodyBytes, 1)},
 	}
-}
-
-// optionDefaults are shown in the flag usage.
-var optionDefaults = map[string]string{
-	"port": "3000", "upstreamAppName": "upstream-proxy", "upstreamInstanceId": "<user>-<hostname>",
-	"refreshInterval": "5000", "metricsInterval": "30000", "metricsJitter": "0", "logLevel": "warn",
-	"trustProxy": "false", "clientKeysHeaderName": "authorization", "cors.exposedHeaders": "ETag",
-	"cors.maxAge": "172800", "cors.methods": "GET, POST", "cors.optionsSuccessStatus": "204", "cors.origin": "*",
-	"httpOptions.rejectUnauthorized": "true", "scriptTimeout": "100", "maxBodyBytes": "102400",
+	return append(opts, httpserver.Options(&c.HTTP)...)
 }
 
 // envs gives the spec's variable UPSTREAM_<suffix> and, for drop-in use
 // with existing deployments, the reference's UNLEASH_<suffix>.
 func envs(suffix string) []string { return []string{"UPSTREAM_" + suffix, "UNLEASH_" + suffix} }
-
-// proxySecrets is the deprecated alias of clientKeys; it is read only when
-// clientKeys is not set.
-var proxySecrets = option{"proxySecrets", envs("PROXY_SECRETS"), "proxy-secrets", "deprecated alias of -client-keys", false, setList(func(c *Config) *[]string { return &c.ClientKeys })}
 
 // LoadConfig builds the configuration from the environment (read through
 // lookupEnv) and then the command-line args, which win. Every bad value is
@@ -339,57 +280,11 @@ func LoadConfigTo(lookupEnv func(string) (string, bool), args []string, w io.Wri
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	cfg := DefaultConfig()
-	opts := append(options(), limitOptions()...)
-	var errs []error
-	clientKeysSet := false
-	for _, o := range opts {
-		v, ok := lookupFirst(lookupEnv, o.envs)
-		if !ok {
-			continue
-		}
-		if err := o.set(&cfg, v); err != nil {
-			errs = append(errs, o.errorf(v, err))
-		}
-		clientKeysSet = clientKeysSet || o.name == "clientKeys"
-	}
-	if !clientKeysSet {
-		if v, ok := lookupFirst(lookupEnv, proxySecrets.envs); ok {
-			if err := proxySecrets.set(&cfg, v); err != nil {
-				errs = append(errs, proxySecrets.errorf(v, err))
-			}
-		}
-	}
-	fs := flag.NewFlagSet("bunting proxy", flag.ContinueOnError)
 	if w == nil {
 		w = os.Stderr
 	}
-	fs.SetOutput(w)
-	for _, o := range append(opts, proxySecrets) {
-		o := o
-		usage := fmt.Sprintf("%s (%s: %s)", o.usage, o.name, strings.Join(o.envs, " or "))
-		if d, ok := optionDefaults[o.name]; ok {
-			usage += "; default " + d
-		}
-		parse := func(v string) error {
-			if err := o.set(&cfg, v); err != nil {
-				return o.errorf(v, err)
-			}
-			return nil
-		}
-		if o.isBool {
-			fs.BoolFunc(o.flag, usage, parse)
-		} else {
-			fs.Func(o.flag, usage, parse)
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if err := errors.Join(errs...); err != nil {
+	cfg := DefaultConfig()
+	if err := config.Load("bunting proxy", cfg.Options(), lookupEnv, args, w); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
@@ -415,106 +310,23 @@ func (c *Config) Validate() error {
 	if c.RefreshInterval <= 0 {
 		errs = append(errs, errors.New("refreshInterval (UPSTREAM_FETCH_INTERVAL) must be positive"))
 	}
+	// Fields a Go user left at zero get their defaults.
+	d := DefaultConfig()
 	if c.ClientKeysHeaderName == "" {
-		c.ClientKeysHeaderName = "authorization"
+		c.ClientKeysHeaderName = d.ClientKeysHeaderName
 	}
 	if c.UpstreamAppName == "" {
-		c.UpstreamAppName = "upstream-proxy"
+		c.UpstreamAppName = d.UpstreamAppName
 	}
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 100 * 1024
+		c.MaxBodyBytes = d.MaxBodyBytes
 	}
 	if c.ScriptTimeout <= 0 {
-		c.ScriptTimeout = 100 * time.Millisecond
+		c.ScriptTimeout = d.ScriptTimeout
 	}
 	c.ProxyBasePath = normaliseBasePath(c.ProxyBasePath)
 	c.HTTP = withDefaultLimits(c.HTTP)
 	return errors.Join(errs...)
-}
-
-func lookupFirst(lookupEnv func(string) (string, bool), names []string) (string, bool) {
-	for _, n := range names {
-		if v, ok := lookupEnv(n); ok && v != "" {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func setString(field func(*Config) *string) func(*Config, string) error {
-	return func(c *Config, v string) error { *field(c) = strings.TrimSpace(v); return nil }
-}
-
-func setNonEmpty(field func(*Config) *string) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return errors.New("must not be empty")
-		}
-		*field(c) = v
-		return nil
-	}
-}
-
-func setList(field func(*Config) *[]string) func(*Config, string) error {
-	return func(c *Config, v string) error { *field(c) = splitList(v); return nil }
-}
-
-func setBool(field func(*Config) *bool) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		b, err := parseBool(v)
-		*field(c) = b
-		return err
-	}
-}
-
-func setInt(field func(*Config) *int, lo, hi int) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return errors.New("not a whole number")
-		}
-		if n < lo || n > hi {
-			return fmt.Errorf("must be between %d and %d", lo, hi)
-		}
-		*field(c) = n
-		return nil
-	}
-}
-
-func setMillis(field func(*Config) *time.Duration, min int64) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return errors.New("not a whole number of milliseconds")
-		}
-		if n < min {
-			return fmt.Errorf("must be at least %d", min)
-		}
-		*field(c) = time.Duration(n) * time.Millisecond
-		return nil
-	}
-}
-
-// splitList splits a comma list, trimming each item and dropping empty ones.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func parseBool(v string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "1", "t", "yes", "y", "on":
-		return true, nil
-	case "false", "0", "f", "no", "n", "off":
-		return false, nil
-	}
-	return false, errors.New("not a boolean (true or false)")
 }
 
 func parseHTTPURL(v string) (*url.URL, error) {
@@ -553,7 +365,7 @@ func normaliseBasePath(v string) string {
 
 func parseTags(v string) ([]Tag, error) {
 	var tags []Tag
-	for _, item := range splitList(v) {
+	for _, item := range config.SplitList(v) {
 		name, value, ok := strings.Cut(item, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !ok || name == "" || value == "" {
@@ -595,7 +407,7 @@ func parseTrustProxy(v string) (TrustProxy, error) {
 		return TrustProxy{}, nil
 	}
 	var t TrustProxy
-	for _, item := range splitList(v) {
+	for _, item := range config.SplitList(v) {
 		if names, ok := namedRanges[strings.ToLower(item)]; ok {
 			for _, n := range names {
 				t.Prefixes = append(t.Prefixes, netip.MustParsePrefix(n).Masked())

@@ -1,27 +1,8 @@
 package proxy
 
 import (
-	"errors"
-	"net/http"
-
-	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 )
-
-// limitOptions are the connection limits (timeouts, header size) as proxy
-// options, read from the same variables and flags as `bunting server`'s.
-// Their durations are Go durations or milliseconds.
-func limitOptions() []option {
-	var opts []option
-	for _, o := range httpserver.Options() {
-		opts = append(opts, option{
-			name: o.Flag, envs: []string{o.Env}, flag: o.Flag,
-			usage: o.Usage + "; default " + o.Default(),
-			set:   func(c *Config, v string) error { return o.Set(&c.HTTP, v) },
-		})
-	}
-	return opts
-}
 
 // withDefaultLimits fills the limits a Go user left at zero (a Config not
 // made by DefaultConfig) with the defaults.
@@ -43,15 +24,4 @@ func withDefaultLimits(l httpserver.Limits) httpserver.Limits {
 		l.MaxHeaderBytes = d.MaxHeaderBytes
 	}
 	return l
-}
-
-// bodyError is the answer to a body that could not be read: 413 past the
-// limit, otherwise 400 (the client went away or was too slow for the
-// read timeout), not an internal error.
-func bodyError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return apierr.From(err)
-	}
-	return apierr.Validation("could not read the request body: %v", err)
 }

@@ -27,13 +27,17 @@ type promMetrics struct {
 	ready       prometheus.Gauge
 	posts       *prometheus.CounterVec
 
-	latencyByRoute [len(routeNames)]atomic.Pointer[prometheus.Observer]
-	requestsBy     [len(routeNames)][len(methodNames)][len(cachedCodes)]atomic.Pointer[prometheus.Counter]
+	// latencyByRoute and requestsBy cache the label sets by route slot
+	// (see routeIndex.slots), method and code.
+	latencyByRoute []atomic.Pointer[prometheus.Observer]
+	requestsBy     [][len(methodNames)][len(cachedCodes)]atomic.Pointer[prometheus.Counter]
 }
 
-func newPromMetrics(extra prometheus.Registerer) *promMetrics {
+func newPromMetrics(extra prometheus.Registerer, routes *routeIndex) *promMetrics {
 	m := &promMetrics{
-		registry: prometheus.NewRegistry(),
+		latencyByRoute: make([]atomic.Pointer[prometheus.Observer], routes.slots()),
+		requestsBy:     make([][len(methodNames)][len(cachedCodes)]atomic.Pointer[prometheus.Counter], routes.slots()),
+		registry:       prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bunting_proxy_http_requests_total", Help: "HTTP requests served, by route, method and status code.",
 		}, []string{"route", "method", "code"}),
@@ -83,10 +87,11 @@ func newPromMetrics(extra prometheus.Registerer) *promMetrics {
 	return m
 }
 
-// observe records one request. The common label sets are cached in
-// arrays (no map or hashing per request); the rest go through the vectors.
-func (m *promMetrics) observe(route, method string, code int, d time.Duration) {
-	ri, mi, ci := routeIndex(route), methodIndex(method), codeIndex(code)
+// observe records one request of the route in slot ri. The common label
+// sets are cached in arrays (no map or hashing per request); the rest go
+// through the vectors.
+func (m *promMetrics) observe(ri int, route, method string, code int, d time.Duration) {
+	mi, ci := methodIndex(method), codeIndex(code)
 	obs := m.latencyByRoute[ri].Load()
 	if obs == nil {
 		o := m.latency.WithLabelValues(route)
@@ -106,17 +111,6 @@ func (m *promMetrics) observe(route, method string, code int, d time.Duration) {
 		slot.Store(c)
 	}
 	(*c).Inc()
-}
-
-var routeNames = [...]string{routeFrontend, routeAll, routeHealth, routeMetrics, routeRegister, routeFeatures, routePrometheus, routeOptions, routeUnknown}
-
-func routeIndex(route string) int {
-	for i, r := range routeNames {
-		if r == route {
-			return i
-		}
-	}
-	return len(routeNames) - 1
 }
 
 var methodNames = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodOptions}

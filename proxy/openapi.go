@@ -9,6 +9,7 @@ import (
 	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
 // obj is a JSON object literal.
@@ -113,11 +114,9 @@ func newDocsHandler(cfg Config) http.Handler {
 	ui := v5emb.NewWithConfig(swgui.Config{
 		SettingsUI: map[string]string{"validatorUrl": "null"},
 	})("Bunting Proxy API", jsonPath, cfg.ProxyBasePath+"/docs/openapi/")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			apierr.Write(w, r, nil, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "Cannot " + r.Method + " " + r.URL.Path})
-			return
+			return httpjson.MethodNotAllowed(w, r, "GET, HEAD")
 		}
 		switch {
 		case r.URL.Path == jsonPath:
@@ -126,7 +125,13 @@ func newDocsHandler(cfg Config) http.Handler {
 		case strings.HasPrefix(r.URL.Path, cfg.ProxyBasePath+"/docs/openapi"):
 			ui.ServeHTTP(w, r)
 		default:
-			apierr.Write(w, r, nil, apierr.NotFound("Cannot %s %s", r.Method, r.URL.Path))
+			return apierr.NotFound("Cannot %s %s", r.Method, r.URL.Path)
+		}
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := serve(w, r); err != nil {
+			apierr.Write(w, r, nil, err)
 		}
 	})
 }

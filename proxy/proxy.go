@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/upstream"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // Version is reported upstream as part of the SDK version.
@@ -111,6 +113,7 @@ type Proxy struct {
 	instanceID string
 
 	frontend  *FrontendHandler
+	routes    *routeIndex
 	handler   http.Handler
 	docs      http.Handler
 	keyHeader string
@@ -133,11 +136,11 @@ type Proxy struct {
 const servedSnapshots = 2
 
 // featuresBody caches the /proxy/client/features response of a snapshot,
-// its ETag and, once asked for, its gzip encoding.
+// its wire.ETag and, once asked for, its gzip encoding.
 type featuresBody struct {
 	snap *engine.Snapshot
 	body *httpgzip.Cached
-	etag etagValue
+	etag wire.ETag
 }
 
 // New builds a proxy from a validated configuration. It loads script
@@ -178,7 +181,6 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		hc = upstream.NewHTTPClient(cfg.HTTPOptions.RejectUnauthorized)
 	}
 	p.upstream = upstream.New(p.upstreamConfig(), hc)
-	p.metrics = newPromMetrics(s.registry)
 	p.frontend = NewFrontendHandler(FrontendOptions{
 		Snapshot:     p.currentSnapshot,
 		EnableAll:    cfg.EnableAllEndpoint,
@@ -188,6 +190,8 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 		snapshots:    servedSnapshots,
 	})
+	p.routes = newRouteIndex(cfg.ProxyBasePath, routeTable)
+	p.metrics = newPromMetrics(s.registry, p.routes)
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
@@ -333,3 +337,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.handler.ServeHTTP(w, r)
 }
+
+// CoalesceWrites prepares srv, which serves a Proxy, to send each large
+// response in one system call; see wire.CoalesceWrites.
+func CoalesceWrites(srv *http.Server, ln net.Listener) net.Listener {
+	return wire.CoalesceWrites(srv, ln)
+}
+
+// MaxToggleNames is the most names a POST's toggle list may hold (a 400
+// beyond); see wire.MaxToggleNames.
+const MaxToggleNames = wire.MaxToggleNames

@@ -1,16 +1,55 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/proxy/wire"
+)
+
+// route is one entry of the proxy's route table: where it is served, what
+// a request must bring before its handler runs, and the handler. The
+// handler returns its error; dispatch writes it, once, with apierr.
+type route struct {
+	// name is the "route" label of the request metrics.
+	name string
+	// paths are the route's paths under the base path; each also matches
+	// with one trailing slash added.
+	paths []string
+	// prefix makes each path match every path that starts with it (a
+	// route with a parameter, such as "/ofrep/v1/evaluate/flags/"); exact
+	// paths are looked up first.
+	prefix bool
+	// allow lists the methods, as the Allow header of a 405 says them.
+	allow string
+	// ready answers 503 until the first configuration arrives; a route
+	// whose handler reads the snapshot must set it.
+	ready bool
+	// key is the credential the request must carry (401 without it).
+	key keyKind
+	// serve answers a request that passed the checks above.
+	serve func(p *Proxy, w http.ResponseWriter, r *http.Request) error
+
+	methods methodSet // allow, parsed
+	index   int       // position in the table (the metrics slot)
+}
+
+// keyKind is the credential a route asks for, in the configured header.
+type keyKind uint8
+
+const (
+	keyNone        keyKind = iota // none
+	keyClient                     // a client key (clientKeys)
+	keyClientOrSDK                // a client key or a server-side SDK token
+	keySDK                        // a server-side SDK token (expServerSideSdkConfig.tokens)
 )
 
 // Route names, also the "route" label of the request metrics.
@@ -26,6 +65,127 @@ const (
 	routeUnknown    = "unknown"
 )
 
+// routeTable is the proxy's whole HTTP surface (besides /docs, see
+// ServeHTTP), one line per route. The front-end routes live under /proxy
+// and, as Unleash Edge serves them, under /api/frontend and /api/proxy;
+// server-side SDKs that talk to Edge find /api/client/{features,metrics,
+// register}. Before the first configuration every route but a CORS
+// preflight answers 503, whatever its method or credentials.
+var routeTable = []route{
+	{name: routeFrontend, paths: frontendPaths("", "/"), allow: "GET, HEAD, POST", ready: true, key: keyClient, serve: (*Proxy).serveToggles},
+	{name: routeAll, paths: frontendPaths("/all"), allow: "GET, HEAD, POST", ready: true, key: keyClient, serve: (*Proxy).serveAll},
+	{name: routeHealth, paths: []string{"/proxy/health"}, allow: "GET, HEAD", ready: true, serve: (*Proxy).serveHealth},
+	{name: routeMetrics, paths: sdkPaths("/metrics"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveClientMetrics},
+	{name: routeRegister, paths: sdkPaths("/register"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveRegister},
+	{name: routeFeatures, paths: []string{"/proxy/client/features", "/api/client/features"}, allow: "GET, HEAD", ready: true, key: keySDK, serve: (*Proxy).serveFeatures},
+	{name: routePrometheus, paths: []string{"/proxy/internal-backstage/prometheus"}, allow: "GET, HEAD", ready: true, serve: (*Proxy).servePrometheus},
+}
+
+// unknownRoute answers every other path: 503 before the first
+// configuration, then 404 whatever the method.
+var unknownRoute = route{name: routeUnknown, ready: true, serve: (*Proxy).notFound}
+
+// frontendPrefixes are the three places the front-end routes are mounted.
+var frontendPrefixes = []string{"/proxy", "/api/frontend", "/api/proxy"}
+
+// frontendPaths is each of subs under each front-end prefix.
+func frontendPaths(subs ...string) []string {
+	var out []string
+	for _, prefix := range frontendPrefixes {
+		for _, sub := range subs {
+			out = append(out, prefix+sub)
+		}
+	}
+	return out
+}
+
+// sdkPaths are where SDKs post to (name "/metrics" or "/register"): under
+// every front-end prefix, as /client<name> and /all/client<name>, and
+// under /api/client.
+func sdkPaths(name string) []string {
+	return append(frontendPaths("/client"+name, "/all/client"+name), "/api/client"+name)
+}
+
+// routeIndex is a proxy's copy of the route table, indexed by full path
+// (base path included) and by the one-trailing-slash form of each path.
+type routeIndex struct {
+	table    []route
+	byPath   map[string]*route
+	prefixes []prefixRoute
+	unknown  route
+}
+
+// prefixRoute is one path of a prefix route, base path included.
+type prefixRoute struct {
+	prefix string
+	route  *route
+}
+
+func newRouteIndex(basePath string, table []route) *routeIndex {
+	ix := &routeIndex{table: slices.Clone(table), byPath: make(map[string]*route), unknown: unknownRoute}
+	for i := range ix.table {
+		rt := &ix.table[i]
+		rt.index = i
+		rt.methods = parseMethods(rt.allow)
+		for _, path := range rt.paths {
+			if rt.prefix {
+				ix.prefixes = append(ix.prefixes, prefixRoute{basePath + path, rt})
+				continue
+			}
+			ix.byPath[basePath+path] = rt
+			ix.byPath[basePath+path+"/"] = rt
+		}
+	}
+	ix.unknown.index = len(ix.table)
+	return ix
+}
+
+// lookup finds the route of a path.
+func (ix *routeIndex) lookup(path string) *route {
+	if rt := ix.byPath[path]; rt != nil {
+		return rt
+	}
+	for _, p := range ix.prefixes {
+		if strings.HasPrefix(path, p.prefix) {
+			return p.route
+		}
+	}
+	return &ix.unknown
+}
+
+// slots is the number of metrics slots: one per route, unknown paths and
+// preflights.
+func (ix *routeIndex) slots() int { return len(ix.table) + 2 }
+
+// methodSet is a set of the methods routes allow.
+type methodSet uint8
+
+func methodBit(m string) methodSet {
+	switch m {
+	case http.MethodGet:
+		return 1
+	case http.MethodHead:
+		return 2
+	case http.MethodPost:
+		return 4
+	case http.MethodPut:
+		return 8
+	case http.MethodDelete:
+		return 16
+	case http.MethodPatch:
+		return 32
+	}
+	return 0
+}
+
+func parseMethods(allow string) methodSet {
+	var s methodSet
+	for _, m := range strings.Split(allow, ",") {
+		s |= methodBit(strings.TrimSpace(m))
+	}
+	return s
+}
+
 // route serves every request that is not for the docs, and records it.
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -37,144 +197,54 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
 			h[k] = v
 		}
 	}
-	name := p.dispatch(rec, r)
-	p.metrics.observe(name, r.Method, rec.status, time.Since(start))
+	slot, name := p.dispatch(rec, r)
+	p.metrics.observe(slot, name, r.Method, rec.status, time.Since(start))
 	rec.ResponseWriter = nil
 	recorderPool.Put(rec)
 }
 
-// dispatch answers a request on one of the proxy's routes. Until the
-// first configuration arrives, every request but a CORS preflight gets
-// the 503 not-ready answer, whatever its route, method or credentials.
-func (p *Proxy) dispatch(w http.ResponseWriter, r *http.Request) string {
+// dispatch answers a request on one of the proxy's routes and returns the
+// route's metrics slot and name. A CORS preflight is answered on any path.
+func (p *Proxy) dispatch(w http.ResponseWriter, r *http.Request) (int, string) {
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(p.cfg.CORS.OptionsSuccessStatus)
-		return routeOptions
+		return p.routes.slots() - 1, routeOptions
 	}
-	name := p.resolve(r.URL.Path)
-	if !p.Ready() {
-		apierr.Write(w, r, p.log, errNotReady)
-		return name
+	rt := p.routes.lookup(r.URL.Path)
+	if err := p.serveRoute(w, r, rt); err != nil {
+		apierr.Write(w, r, p.log, err)
 	}
-	switch name {
-	case routeFrontend:
-		p.serveFrontend(w, r, false)
-	case routeAll:
-		p.serveFrontend(w, r, true)
-	case routeHealth:
-		p.serveHealth(w, r)
-	case routeMetrics:
-		p.serveClientMetrics(w, r)
-	case routeRegister:
-		p.serveRegister(w, r)
-	case routeFeatures:
-		p.serveFeatures(w, r)
-	case routePrometheus:
-		p.servePrometheus(w, r)
-	default:
-		p.notFound(w, r)
-	}
-	return name
+	return rt.index, rt.name
 }
 
-// resolve names the route of a request path. Under the base path, the
-// front-end routes live under /proxy and, as Unleash Edge serves them,
-// under /api/frontend and /api/proxy; server-side SDKs that talk to Edge
-// find /api/client/{features,metrics,register}.
-func (p *Proxy) resolve(path string) string {
-	rest, ok := strings.CutPrefix(path, p.cfg.ProxyBasePath)
-	if !ok {
-		return routeUnknown
+// serveRoute runs the route's checks, in order — readiness, method,
+// credential — and then its handler.
+func (p *Proxy) serveRoute(w http.ResponseWriter, r *http.Request, rt *route) error {
+	if rt.ready && !p.Ready() {
+		return errNotReady
 	}
-	own := true
-	if sub, ok := cutSegments(rest, "/proxy"); ok {
-		rest = sub
-	} else if sub, ok := cutSegments(rest, "/api/frontend"); ok {
-		rest, own = sub, false
-	} else if sub, ok := cutSegments(rest, "/api/proxy"); ok {
-		rest, own = sub, false
-	} else if sub, ok := cutSegments(rest, "/api/client"); ok {
-		return sdkRoute(trimSlash(sub))
-	} else {
-		return routeUnknown
+	if rt.allow != "" && methodBit(r.Method)&rt.methods == 0 {
+		return httpjson.MethodNotAllowed(w, r, rt.allow)
 	}
-	switch trimSlash(rest) {
-	case "", "/":
-		return routeFrontend
-	case "/all":
-		return routeAll
-	case "/client/metrics", "/all/client/metrics":
-		return routeMetrics
-	case "/client/register", "/all/client/register":
-		return routeRegister
+	switch rt.key {
+	case keyClient:
+		if !p.hasKey(r, p.clientKeys) {
+			return p.unauthorized()
+		}
+	case keyClientOrSDK:
+		if !p.hasKey(r, p.clientKeys) && !p.hasKey(r, p.sdkTokens) {
+			return p.unauthorized()
+		}
+	case keySDK:
+		if !p.hasKey(r, p.sdkTokens) {
+			return p.unauthorized()
+		}
 	}
-	if !own {
-		return routeUnknown
-	}
-	switch trimSlash(rest) {
-	case "/health":
-		return routeHealth
-	case "/client/features":
-		return routeFeatures
-	case "/internal-backstage/prometheus":
-		return routePrometheus
-	}
-	return routeUnknown
+	return rt.serve(p, w, r)
 }
 
-// sdkRoute names the server-side SDK routes under /api/client (Edge's
-// paths).
-func sdkRoute(rest string) string {
-	switch rest {
-	case "/features":
-		return routeFeatures
-	case "/metrics":
-		return routeMetrics
-	case "/register":
-		return routeRegister
-	}
-	return routeUnknown
-}
-
-// cutSegments removes prefix from path when it ends there or at a "/".
-func cutSegments(path, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, prefix)
-	if !ok || (rest != "" && rest[0] != '/') {
-		return path, false
-	}
-	return rest, true
-}
-
-// trimSlash drops one trailing slash, keeping a lone "/".
-func trimSlash(rest string) string {
-	if len(rest) > 1 {
-		return strings.TrimSuffix(rest, "/")
-	}
-	return rest
-}
-
-func (p *Proxy) notFound(w http.ResponseWriter, r *http.Request) {
-	apierr.Write(w, r, p.log, apierr.NotFound("Cannot %s %s", r.Method, r.URL.Path))
-}
-
-func (p *Proxy) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	apierr.Write(w, r, p.log, &apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "Cannot " + r.Method + " " + r.URL.Path})
-}
-
-func isRead(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
-
-// serveFrontend checks the client key, then evaluates.
-func (p *Proxy) serveFrontend(w http.ResponseWriter, r *http.Request, all bool) {
-	if !isRead(r) && r.Method != http.MethodPost {
-		p.methodNotAllowed(w, r, "GET, HEAD, POST")
-		return
-	}
-	if !p.hasKey(r, p.clientKeys) {
-		p.unauthorized(w, r)
-		return
-	}
-	p.frontend.serve(w, r, all)
+func (p *Proxy) notFound(w http.ResponseWriter, r *http.Request) error {
+	return apierr.NotFound("Cannot %s %s", r.Method, r.URL.Path)
 }
 
 func (p *Proxy) key(r *http.Request) string {
@@ -193,18 +263,23 @@ func (p *Proxy) hasKey(r *http.Request, keys map[string]struct{}) bool {
 	return ok
 }
 
-func (p *Proxy) unauthorized(w http.ResponseWriter, r *http.Request) {
-	apierr.Write(w, r, p.log, apierr.Unauthenticated("Unauthorized: send a valid client key in the %q header", p.cfg.ClientKeysHeaderName))
+func (p *Proxy) unauthorized() error {
+	return apierr.Unauthenticated("Unauthorized: send a valid client key in the %q header", p.cfg.ClientKeysHeaderName)
+}
+
+// serveToggles evaluates the enabled flags (or the listed ones).
+func (p *Proxy) serveToggles(w http.ResponseWriter, r *http.Request) error {
+	return p.frontend.serve(w, r, false)
+}
+
+// serveAll evaluates every flag, when enableAllEndpoint allows it.
+func (p *Proxy) serveAll(w http.ResponseWriter, r *http.Request) error {
+	return p.frontend.serve(w, r, true)
 }
 
 var headerHTML = []string{"text/html; charset=utf-8"}
-var headerText = []string{"text/plain; charset=utf-8"}
 
-func (p *Proxy) serveHealth(w http.ResponseWriter, r *http.Request) {
-	if !isRead(r) {
-		p.methodNotAllowed(w, r, "GET, HEAD")
-		return
-	}
+func (p *Proxy) serveHealth(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h["Content-Type"] = headerHTML
 	h["Content-Length"] = headerLengthOK
@@ -212,6 +287,7 @@ func (p *Proxy) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(bodyOK)
 	}
+	return nil
 }
 
 // The health answer's body and its length, shared by every request (never
@@ -220,12 +296,6 @@ var (
 	bodyOK         = []byte("ok")
 	headerLengthOK = []string{"2"}
 )
-
-func writeOK(w http.ResponseWriter) {
-	w.Header()["Content-Type"] = headerText
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("OK"))
-}
 
 // sdkMetrics is the body SDKs post to /proxy/client/metrics.
 type sdkMetrics struct {
@@ -245,56 +315,36 @@ type sdkToggle struct {
 	Variants map[string]int64 `json:"variants"`
 }
 
+// readJSON reads a JSON object body within the body limit, by the
+// server's content-type rule (a body without a type is JSON here) and
+// decoder.
 func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error {
-	if err := checkJSONContentType(r); err != nil {
+	if err := httpjson.CheckContentType(r, proxyContentRule); err != nil {
 		return err
 	}
-	body, err := readBody(w, r, p.cfg.MaxBodyBytes, nil)
+	body, err := wire.ReadBody(w, r, p.cfg.MaxBodyBytes, nil)
 	if err != nil {
 		return err
 	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return apierr.Validation("the request body must be a JSON object")
-	}
-	if trimmed[0] != '{' {
-		if !json.Valid(trimmed) {
-			return syntaxError(body)
-		}
-		return apierr.Validation("the request body must be a JSON object")
-	}
-	if err := json.Unmarshal(body, into); err != nil {
-		if !json.Valid(body) {
-			return syntaxError(body)
-		}
-		return apierr.Validation("the request body does not match the schema: %v", err)
-	}
-	return nil
+	return httpjson.DecodeUnstored(body, into)
 }
 
+// proxyContentRule is the proxy's content-type rule: as the reference's
+// proxy, a body without a Content-Type is taken as JSON.
+var proxyContentRule = httpjson.ContentRule{Optional: true}
+
 // serveClientMetrics adds what an SDK posts about the proxy's flags to
-// its own bucket;
-// client keys and server-side SDK tokens are accepted.
-func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		p.methodNotAllowed(w, r, "POST")
-		return
-	}
-	if !p.hasKey(r, p.clientKeys) && !p.hasKey(r, p.sdkTokens) {
-		p.unauthorized(w, r)
-		return
-	}
+// its own bucket.
+func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) error {
 	var m sdkMetrics
 	if err := p.readJSON(w, r, &m); err != nil {
-		apierr.Write(w, r, p.log, err)
-		return
+		return err
 	}
 	if err := validateSDKMetrics(&m); err != nil {
-		apierr.Write(w, r, p.log, err)
-		return
+		return err
 	}
 	p.addSDKUsage(m.Bucket.Toggles)
-	writeOK(w)
+	return httpjson.WriteOK(w)
 }
 
 func validateSDKMetrics(m *sdkMetrics) error {
@@ -326,46 +376,24 @@ func validateSDKMetrics(m *sdkMetrics) error {
 }
 
 // serveRegister accepts an SDK registration; there is nothing to keep.
-func (p *Proxy) serveRegister(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		p.methodNotAllowed(w, r, "POST")
-		return
-	}
-	if !p.hasKey(r, p.clientKeys) && !p.hasKey(r, p.sdkTokens) {
-		p.unauthorized(w, r)
-		return
-	}
+func (p *Proxy) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	var reg struct {
 		AppName *string `json:"appName"`
 	}
 	if err := p.readJSON(w, r, &reg); err != nil {
-		apierr.Write(w, r, p.log, err)
-		return
+		return err
 	}
 	if reg.AppName == nil || *reg.AppName == "" {
-		apierr.Write(w, r, p.log, apierr.Validation("appName is required"))
-		return
+		return apierr.Validation("appName is required")
 	}
 	p.log.Debug("client registered", "appName", *reg.AppName)
-	writeOK(w)
+	return httpjson.WriteOK(w)
 }
 
 // serveFeatures gives server-side SDKs the configuration, segments
-// included, to the tokens of expServerSideSdkConfig.tokens only.
-func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) {
-	if !isRead(r) {
-		p.methodNotAllowed(w, r, "GET, HEAD")
-		return
-	}
+// included (the route table lets only expServerSideSdkConfig.tokens in).
+func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) error {
 	snap := p.snapshot.Load()
-	if snap == nil {
-		apierr.Write(w, r, p.log, errNotReady)
-		return
-	}
-	if !p.hasKey(r, p.sdkTokens) {
-		p.unauthorized(w, r)
-		return
-	}
 	fb := p.features.Load()
 	if fb == nil || fb.snap != snap {
 		cf := *snap.Features()
@@ -374,21 +402,18 @@ func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) {
 		}
 		body, err := json.Marshal(&cf)
 		if err != nil {
-			apierr.Write(w, r, p.log, apierr.Internal(err))
-			return
+			return apierr.Internal(err)
 		}
-		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: weakETag(body)}
+		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: wire.WeakETag(body)}
 		p.features.Store(fb)
 	}
-	writeCachedJSON(w, r, fb.body, fb.etag)
+	wire.WriteCachedJSON(w, r, fb.body, fb.etag)
+	return nil
 }
 
-func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) {
-	if !isRead(r) {
-		p.methodNotAllowed(w, r, "GET, HEAD")
-		return
-	}
+func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) error {
 	p.metrics.handler.ServeHTTP(w, r)
+	return nil
 }
 
 // completeContext fills what the request does not say: the remote

@@ -50,10 +50,26 @@ func Decode(r *http.Request, limit int64, dst any) error {
 	if err != nil {
 		return err
 	}
+	return DecodeBody(body, dst)
+}
+
+// DecodeBody decodes a required JSON body already read into dst; an empty
+// body is a 400.
+func DecodeBody(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierr.Validation("The request body is required but was empty.")
 	}
 	return Unmarshal(body, dst)
+}
+
+// DecodeUnstored is DecodeBody for a body that no database stores (the
+// proxy's): the same errors, without refusing NUL characters or invalid
+// UTF-8 in its strings.
+func DecodeUnstored(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return apierr.Validation("The request body is required but was empty.")
+	}
+	return decodeError(json.Unmarshal(body, dst), dst)
 }
 
 // Unmarshal decodes a JSON document into dst; its error names the
@@ -64,7 +80,11 @@ func Unmarshal(body []byte, dst any) error {
 	if err := CheckText(body); err != nil {
 		return err
 	}
-	err := json.Unmarshal(body, dst)
+	return decodeError(json.Unmarshal(body, dst), dst)
+}
+
+// decodeError turns a json.Unmarshal error into a 400 naming the property.
+func decodeError(err error, dst any) error {
 	if err == nil {
 		return nil
 	}

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/config"
 )
 
 // Limits bound what one connection may cost the server. A slow or idle
@@ -37,23 +37,20 @@ type Limits struct {
 
 // DefaultLimits are generous for any real client (a 100 kB body at 4 kB/s
 // takes 25 s) and short enough that idle or trickling connections do not
-// pile up.
+// pile up. They are the defaults of Options.
 func DefaultLimits() Limits {
-	return Limits{
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
+	var l Limits
+	config.Defaults(Options(&l))
+	return l
 }
 
 // Validate reports a limit that is not positive.
 func (l Limits) Validate() error {
 	var errs []error
-	for _, o := range Options() {
-		if o.value(&l) <= 0 {
-			errs = append(errs, fmt.Errorf("%s (-%s) must be positive", o.Env, o.Flag))
+	bad := []bool{l.ReadHeaderTimeout <= 0, l.ReadTimeout <= 0, l.WriteTimeout <= 0, l.IdleTimeout <= 0, l.MaxHeaderBytes <= 0}
+	for i, o := range Options(&l) {
+		if bad[i] {
+			errs = append(errs, fmt.Errorf("%s (-%s) must be positive", o.Env[0], o.Flag))
 		}
 	}
 	return errors.Join(errs...)
@@ -88,98 +85,21 @@ func Streaming(h http.Handler) http.Handler {
 	})
 }
 
-// Option is one limit as an environment variable and a command-line flag.
-// Durations are written as Go durations ("30s", "2m") or as a whole number
-// of milliseconds ("30000"); sizes as a number of bytes.
-type Option struct {
-	// Env is the environment variable, Flag the flag name (without "-").
-	Env, Flag string
-	// Usage describes the option for the flag help.
-	Usage string
-	// Set parses a value into l.
-	Set func(l *Limits, v string) error
-	// value reads the option's current value, as a number, for
-	// validation and defaults.
-	value func(l *Limits) int64
-	// show formats the option's current value.
-	show func(l *Limits) string
-}
-
-// Default is the option's value in DefaultLimits, as written in the README.
-func (o Option) Default() string {
-	d := DefaultLimits()
-	return o.show(&d)
-}
-
-// Options lists the limits' options in the order the README shows them.
-func Options() []Option {
-	return []Option{
-		duration("HTTP_READ_HEADER_TIMEOUT", "read-header-timeout", "how long reading a request's headers may take", func(l *Limits) *time.Duration { return &l.ReadHeaderTimeout }),
-		duration("HTTP_READ_TIMEOUT", "read-timeout", "how long reading a whole request, body included, may take", func(l *Limits) *time.Duration { return &l.ReadTimeout }),
-		duration("HTTP_WRITE_TIMEOUT", "write-timeout", "how long writing a response may take (streaming routes excepted)", func(l *Limits) *time.Duration { return &l.WriteTimeout }),
-		duration("HTTP_IDLE_TIMEOUT", "idle-timeout", "how long a kept-alive connection may wait for its next request", func(l *Limits) *time.Duration { return &l.IdleTimeout }),
-		{
-			Env: "HTTP_MAX_HEADER_BYTES", Flag: "max-header-bytes", Usage: "largest request line and headers in bytes (larger: 431)",
-			Set: func(l *Limits, v string) error {
-				n, err := strconv.Atoi(strings.TrimSpace(v))
-				if err != nil || n <= 0 {
-					return errors.New("not a positive number of bytes")
-				}
-				l.MaxHeaderBytes = n
-				return nil
-			},
-			value: func(l *Limits) int64 { return int64(l.MaxHeaderBytes) },
-			show:  func(l *Limits) string { return strconv.Itoa(l.MaxHeaderBytes) },
-		},
+// Options are the limits as options of `bunting server` and `bunting
+// proxy`, bound to l, in the order the README shows them. Durations are
+// Go durations ("30s", "2m") or whole numbers of milliseconds ("30000").
+func Options(l *Limits) []config.Option {
+	return []config.Option{
+		{Name: "read-header-timeout", Env: []string{"HTTP_READ_HEADER_TIMEOUT"}, Flag: "read-header-timeout", Default: "10s", Usage: "longest time to read a request's headers", Value: config.DurationOrMillis(&l.ReadHeaderTimeout)},
+		{Name: "read-timeout", Env: []string{"HTTP_READ_TIMEOUT"}, Flag: "read-timeout", Default: "30s", Usage: "longest time to read a whole request, body included", Value: config.DurationOrMillis(&l.ReadTimeout)},
+		{Name: "write-timeout", Env: []string{"HTTP_WRITE_TIMEOUT"}, Flag: "write-timeout", Default: "1m", Usage: "longest time to write a response (streaming routes excepted)", Value: config.DurationOrMillis(&l.WriteTimeout)},
+		{Name: "idle-timeout", Env: []string{"HTTP_IDLE_TIMEOUT"}, Flag: "idle-timeout", Default: "2m", Usage: "how long a kept-alive connection may wait for its next request", Value: config.DurationOrMillis(&l.IdleTimeout)},
+		{Name: "max-header-bytes", Env: []string{"HTTP_MAX_HEADER_BYTES"}, Flag: "max-header-bytes", Default: "65536", Usage: "largest request line and headers in bytes (larger: 431)", Value: config.Int(&l.MaxHeaderBytes, 1, 1<<31-1)},
 	}
-}
-
-func duration(env, flag, usage string, field func(*Limits) *time.Duration) Option {
-	return Option{
-		Env: env, Flag: flag, Usage: usage,
-		Set: func(l *Limits, v string) error {
-			d, err := ParseDuration(v)
-			if err != nil {
-				return err
-			}
-			*field(l) = d
-			return nil
-		},
-		value: func(l *Limits) int64 { return int64(*field(l)) },
-		show:  func(l *Limits) string { return field(l).String() },
-	}
-}
-
-// ParseDuration reads a positive Go duration ("30s") or a whole number of
-// milliseconds ("30000"), the proxy's unit for its other intervals.
-func ParseDuration(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		ms, msErr := strconv.ParseInt(v, 10, 64)
-		if msErr != nil {
-			return 0, errors.New("not a duration (30s, 2m) or a number of milliseconds")
-		}
-		d = time.Duration(ms) * time.Millisecond
-	}
-	if d <= 0 {
-		return 0, errors.New("must be positive")
-	}
-	return d, nil
 }
 
 // FromEnv reads every limit set in the environment; an error names the
 // variable.
 func (l *Limits) FromEnv(lookup func(string) (string, bool)) error {
-	var errs []error
-	for _, o := range Options() {
-		v, ok := lookup(o.Env)
-		if !ok || strings.TrimSpace(v) == "" {
-			continue
-		}
-		if err := o.Set(l, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q: %w", o.Env, v, err))
-		}
-	}
-	return errors.Join(errs...)
+	return config.FromEnv(Options(l), lookup)
 }

@@ -2,13 +2,12 @@ package server
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/signals"
 )
@@ -46,123 +45,47 @@ type Config struct {
 	HTTP httpserver.Limits
 }
 
-// DefaultConfig returns the defaults.
+// DefaultConfig returns the defaults, those of Options.
 func DefaultConfig() Config {
-	return Config{
-		Port:                 4242,
-		DatabasePath:         "data/bunting.db",
-		LogLevel:             "info",
-		BodyLimit:            100 * 1024,
-		RevisionPollInterval: time.Second,
-		Signals:              signals.DefaultConfig(),
-		HTTP:                 httpserver.DefaultLimits(),
+	var c Config
+	c.Signals = signals.DefaultConfig()
+	config.Defaults(c.Options())
+	return c
+}
+
+// Options are the server's options, bound to c, in the order the README
+// shows them: its own, the connection limits, then the signal limits.
+func (c *Config) Options() []config.Option {
+	opts := []config.Option{
+		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
+		{Name: "host", Env: []string{"HTTP_HOST"}, Flag: "host", Shown: "all interfaces", Usage: "listening address", Value: config.String(&c.Host)},
+		{Name: "database-url", Env: []string{"DATABASE_URL"}, Flag: "database-url", Usage: "postgres://… selects PostgreSQL; empty means SQLite", Value: config.String(&c.DatabaseURL)},
+		{Name: "database-path", Env: []string{"DATABASE_PATH"}, Flag: "database-path", Default: "data/bunting.db", Usage: "SQLite file when DATABASE_URL is empty", Value: config.String(&c.DatabasePath)},
+		{Name: "INIT_ADMIN_API_TOKENS", Env: []string{"INIT_ADMIN_API_TOKENS"}, Usage: "comma list of admin tokens (*:*.<secret>), created when the database has no token", Value: config.List(&c.InitAdminTokens)},
+		{Name: "INIT_CLIENT_API_TOKENS", Env: []string{"INIT_BACKEND_API_TOKENS", "INIT_CLIENT_API_TOKENS"}, Usage: "comma list of client tokens (<project>:<environment>.<secret>)", Value: config.List(&c.InitClientTokens)},
+		{Name: "INIT_FRONTEND_API_TOKENS", Env: []string{"INIT_FRONTEND_API_TOKENS"}, Usage: "comma list of frontend tokens", Value: config.List(&c.InitFrontendTokens)},
+		{Name: "log-level", Env: []string{"LOG_LEVEL"}, Flag: "log-level", Default: "info", Usage: "debug, info, warn or error", Value: config.OneOf(&c.LogLevel, "debug", "info", "warn", "error")},
+		{Name: "json-logger", Env: []string{"JSON_LOGGER"}, Flag: "json-logger", Default: "false", Usage: "one JSON object per log line", Value: config.Bool(&c.JSONLogger)},
+		{Name: "body-limit", Env: []string{"BODY_LIMIT"}, Flag: "body-limit", Default: "102400", Usage: "largest request body in bytes (larger: 413)", Value: config.Int64(&c.BodyLimit, 1)},
+		{Name: "revision-poll", Env: []string{"REVISION_POLL_INTERVAL"}, Flag: "revision-poll", Default: "1s", Usage: "how often an instance looks for changes made by others", Value: config.Duration(&c.RevisionPollInterval)},
+		{Name: "base-url", Env: []string{"BUNTING_URL"}, Flag: "base-url", Usage: "externally visible address", Value: config.String(&c.BaseURL)},
 	}
+	opts = append(opts, httpserver.Options(&c.HTTP)...)
+	return append(opts, c.Signals.Options()...)
 }
 
 // LookupEnv reads one environment variable.
 type LookupEnv func(string) (string, bool)
 
 // ParseConfig reads the environment through env, then the flags in args.
-// Invalid values are reported as errors naming the variable or flag.
+// Invalid values are reported as errors naming the option, its variable
+// and its flag.
 func ParseConfig(args []string, env LookupEnv, output io.Writer) (Config, error) {
 	cfg := DefaultConfig()
-	if err := cfg.fromEnv(env); err != nil {
+	if err := config.Load("bunting server", cfg.Options(), env, args, output); err != nil {
 		return cfg, err
-	}
-	fs := flag.NewFlagSet("bunting server", flag.ContinueOnError)
-	fs.SetOutput(output)
-	fs.IntVar(&cfg.Port, "port", cfg.Port, "listening port (PORT, HTTP_PORT)")
-	fs.StringVar(&cfg.Host, "host", cfg.Host, "listening address (HTTP_HOST)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "postgres:// URL; empty means SQLite (DATABASE_URL)")
-	fs.StringVar(&cfg.DatabasePath, "database-path", cfg.DatabasePath, "SQLite file (DATABASE_PATH)")
-	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (LOG_LEVEL)")
-	fs.BoolVar(&cfg.JSONLogger, "json-logger", cfg.JSONLogger, "log one JSON object per line (JSON_LOGGER)")
-	fs.Int64Var(&cfg.BodyLimit, "body-limit", cfg.BodyLimit, "largest request body in bytes (BODY_LIMIT)")
-	fs.DurationVar(&cfg.RevisionPollInterval, "revision-poll", cfg.RevisionPollInterval, "how often to look for changes by other instances (REVISION_POLL_INTERVAL)")
-	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "externally visible address (BUNTING_URL)")
-	for _, o := range httpserver.Options() {
-		fs.Func(o.Flag, fmt.Sprintf("%s (%s); default %s", o.Usage, o.Env, o.Default()), func(v string) error { return o.Set(&cfg.HTTP, v) })
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return cfg, cfg.Validate()
-}
-
-func (c *Config) fromEnv(env LookupEnv) error {
-	get := func(name string) (string, bool) {
-		v, ok := env(name)
-		return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
-	}
-	for _, name := range []string{"HTTP_PORT", "PORT"} {
-		if v, ok := get(name); ok {
-			p, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s: %q is not a port number", name, v)
-			}
-			c.Port = p
-		}
-	}
-	if v, ok := get("HTTP_HOST"); ok {
-		c.Host = v
-	}
-	if v, ok := get("DATABASE_URL"); ok {
-		c.DatabaseURL = v
-	}
-	if v, ok := get("DATABASE_PATH"); ok {
-		c.DatabasePath = v
-	}
-	if v, ok := get("LOG_LEVEL"); ok {
-		c.LogLevel = strings.ToLower(v)
-	}
-	if v, ok := get("JSON_LOGGER"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("JSON_LOGGER: %q is not true or false", v)
-		}
-		c.JSONLogger = b
-	}
-	if v, ok := get("BODY_LIMIT"); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("BODY_LIMIT: %q is not a number of bytes", v)
-		}
-		c.BodyLimit = n
-	}
-	if v, ok := get("REVISION_POLL_INTERVAL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("REVISION_POLL_INTERVAL: %v", err)
-		}
-		c.RevisionPollInterval = d
-	}
-	if v, ok := get("BUNTING_URL"); ok {
-		c.BaseURL = v
-	}
-	c.InitAdminTokens = splitList(env, "INIT_ADMIN_API_TOKENS")
-	c.InitClientTokens = splitList(env, "INIT_BACKEND_API_TOKENS")
-	if len(c.InitClientTokens) == 0 {
-		c.InitClientTokens = splitList(env, "INIT_CLIENT_API_TOKENS")
-	}
-	c.InitFrontendTokens = splitList(env, "INIT_FRONTEND_API_TOKENS")
-	if err := c.HTTP.FromEnv(env); err != nil {
-		return err
-	}
-	return c.Signals.FromEnv(env)
-}
-
-func splitList(env LookupEnv, name string) []string {
-	v, _ := env(name)
-	var out []string
-	for _, part := range strings.Split(v, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }
 
 // Validate checks values that parse but make no sense.

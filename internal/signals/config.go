@@ -3,13 +3,13 @@ package signals
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/config"
 )
 
-// Config holds the signal and action limits. The server parses it once from
-// the environment with FromEnv; every name is also read with the UNLEASH_
+// Config holds the signal and action limits. The server reads them with
+// its own options (see Options); every name is also read with the UNLEASH_
 // prefix, as the reference spells its variables.
 type Config struct {
 	// EndpointsLimit is the most signal endpoints (SIGNAL_ENDPOINTS_LIMIT, default 5).
@@ -41,70 +41,39 @@ type Config struct {
 	LeaseDuration time.Duration
 }
 
-// DefaultConfig returns the reference's defaults.
+// DefaultConfig returns the reference's defaults (those of Options) and
+// the lease.
 func DefaultConfig() Config {
-	return Config{
-		EndpointsLimit:            5,
-		TokensPerEndpointLimit:    5,
-		RatePerSecond:             1,
-		PayloadLimit:              100 * 1024,
-		ActionSetsPerProjectLimit: 5,
-		FiltersLimit:              5,
-		FilterValuesLimit:         25,
-		ActionsLimit:              10,
-		PollInterval:              250 * time.Millisecond,
-		LeaseDuration:             5 * time.Second,
+	c := Config{LeaseDuration: 5 * time.Second}
+	config.Defaults(c.Options())
+	return c
+}
+
+// Options are the signal and action options, bound to c; each is read as
+// UNLEASH_<name>, then <name>, as the reference spells its variables.
+func (c *Config) Options() []config.Option {
+	const max = 1<<31 - 1
+	return []config.Option{
+		limit("SIGNAL_ENDPOINTS_LIMIT", "5", "most signal endpoints", config.Int(&c.EndpointsLimit, 0, max)),
+		limit("SIGNAL_TOKENS_PER_ENDPOINT_LIMIT", "5", "most tokens per signal endpoint", config.Int(&c.TokensPerEndpointLimit, 0, max)),
+		limit("SIGNAL_ENDPOINT_RATE_LIMIT_PER_SECOND", "1", "signals one endpoint accepts per second (more: 429), counted across instances", config.Int(&c.RatePerSecond, 1, max)),
+		limit("SIGNAL_PAYLOAD_LIMIT", "102400", "largest signal body in bytes (larger: 413)", config.Int64(&c.PayloadLimit, 1)),
+		limit("ACTION_SETS_PER_PROJECT_LIMIT", "5", "most action sets per project", config.Int(&c.ActionSetsPerProjectLimit, 0, max)),
+		limit("ACTION_SET_FILTERS_LIMIT", "5", "most payload filters per action set", config.Int(&c.FiltersLimit, 0, max)),
+		limit("ACTION_SET_FILTER_VALUES_LIMIT", "25", "most values per payload filter", config.Int(&c.FilterValuesLimit, 0, max)),
+		limit("ACTION_SET_ACTIONS_LIMIT", "10", "most actions per action set", config.Int(&c.ActionsLimit, 0, max)),
+		limit("SIGNAL_POLL_INTERVAL", "250ms", "how often a worker looks for signals other instances received", config.Duration(&c.PollInterval)),
 	}
+}
+
+// limit is an environment-only option read as UNLEASH_<name>, then <name>.
+func limit(name, def, usage string, v config.Value) config.Option {
+	return config.Option{Name: name, Env: []string{"UNLEASH_" + name, name}, Default: def, Usage: usage, Value: v}
 }
 
 // FromEnv overrides c with the variables set in the environment.
 func (c *Config) FromEnv(lookup func(string) (string, bool)) error {
-	get := func(name string) (string, string, bool) {
-		for _, n := range []string{"UNLEASH_" + name, name} {
-			if v, ok := lookup(n); ok && strings.TrimSpace(v) != "" {
-				return n, strings.TrimSpace(v), true
-			}
-		}
-		return "", "", false
-	}
-	var errs []error
-	ints := []struct {
-		name string
-		dst  *int
-	}{
-		{"SIGNAL_ENDPOINTS_LIMIT", &c.EndpointsLimit},
-		{"SIGNAL_TOKENS_PER_ENDPOINT_LIMIT", &c.TokensPerEndpointLimit},
-		{"SIGNAL_ENDPOINT_RATE_LIMIT_PER_SECOND", &c.RatePerSecond},
-		{"ACTION_SETS_PER_PROJECT_LIMIT", &c.ActionSetsPerProjectLimit},
-		{"ACTION_SET_FILTERS_LIMIT", &c.FiltersLimit},
-		{"ACTION_SET_FILTER_VALUES_LIMIT", &c.FilterValuesLimit},
-		{"ACTION_SET_ACTIONS_LIMIT", &c.ActionsLimit},
-	}
-	for _, it := range ints {
-		if n, v, ok := get(it.name); ok {
-			i, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", n, v))
-				continue
-			}
-			*it.dst = i
-		}
-	}
-	if n, v, ok := get("SIGNAL_PAYLOAD_LIMIT"); ok {
-		i, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a number of bytes", n, v))
-		}
-		c.PayloadLimit = i
-	}
-	if n, v, ok := get("SIGNAL_POLL_INTERVAL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", n, err))
-		}
-		c.PollInterval = d
-	}
-	return errors.Join(errs...)
+	return config.FromEnv(c.Options(), lookup)
 }
 
 // Validate rejects limits that make no sense.

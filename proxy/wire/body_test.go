@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 // oracleParse is the straightforward encoding/json reading of a POST body
-// that parsePostBody must agree with.
+// that ParsePostBody must agree with.
 func oracleParse(body []byte, ctx *engine.Context) ([]string, error) {
 	body = bytes.Trim(body, " \t\r\n")
 	if len(body) == 0 {
@@ -148,7 +148,7 @@ func FuzzPostBody(f *testing.F) {
 func comparePostBody(t *testing.T, body []byte) {
 	t.Helper()
 	var got, want engine.Context
-	gotNames, gotErr := parsePostBody(body, &got, nil)
+	gotNames, gotErr := ParsePostBody(body, &got, nil)
 	wantNames, wantErr := oracleParse(body, &want)
 	if hasDuplicateKeys(body) {
 		return // encoding/json keeps the last one; the scanner may reject an earlier bad one

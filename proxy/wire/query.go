@@ -1,7 +1,6 @@
-package proxy
+package wire
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
 // Standard context fields, as bits for duplicate detection.
@@ -40,11 +40,11 @@ func standardField(ctx *engine.Context, key string) (*string, int) {
 	return nil, 0
 }
 
-// parseQueryContext reads the context the browser SDK sends as a query
+// ParseQuery reads the context the browser SDK sends as a query
 // string: built-in fields at the top level, custom ones as
 // properties[name]=value, and other top-level keys as properties (an
 // explicit properties[name] wins over a top-level name).
-func parseQueryContext(raw string, ctx *engine.Context) error {
+func ParseQuery(raw string, ctx *engine.Context) error {
 	seen := 0
 	for raw != "" {
 		var part string
@@ -152,19 +152,19 @@ func unescape(s string) (string, error) {
 	return url.QueryUnescape(s)
 }
 
-func syntaxError(body []byte) error {
+// SyntaxError is the 400 for a body that is not JSON, in httpjson's words
+// (the position of the first error).
+func SyntaxError(body []byte) error {
 	var v any
-	err := json.Unmarshal(body, &v)
-	msg := "invalid JSON"
-	if err != nil {
-		msg = err.Error()
+	if err := httpjson.DecodeUnstored(body, &v); err != nil {
+		return err
 	}
-	return apierr.Validation("we were unable to parse the data you provided, please check it for syntax errors: %s", msg)
+	return apierr.Validation("The request body is not valid JSON.")
 }
 
-// normaliseCurrentTime drops a currentTime that is not a date, as the
+// NormaliseCurrentTime drops a currentTime that is not a date, as the
 // reference does, and turns a date-only value into a time.
-func normaliseCurrentTime(ctx *engine.Context) {
+func NormaliseCurrentTime(ctx *engine.Context) {
 	t := ctx.CurrentTime
 	if t == "" {
 		return

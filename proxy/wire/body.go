@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
 
-// parsePostBody reads the body of POST /proxy, {toggles, context}, with a
+// ParsePostBody reads the body of POST /proxy, {toggles, context}, with a
 // small scanner instead of encoding/json: this is the hot path of POST
 // requests. names is nil when no toggle list (or an empty one) was given,
 // meaning "all". Scalars in the context are taken as strings (numbers and
@@ -16,7 +16,7 @@ import (
 // and unknown context keys become properties unless properties names
 // them. Malformed JSON is a 400 whose message comes from encoding/json.
 // The names are appended to buf.
-func parsePostBody(body []byte, ctx *engine.Context, buf []string) (names []string, err error) {
+func ParsePostBody(body []byte, ctx *engine.Context, buf []string) (names []string, err error) {
 	// One copy of the body as a string: the names and context values are
 	// substrings of it rather than an allocation each.
 	s := scanner{b: body, src: string(body)}
@@ -26,7 +26,7 @@ func parsePostBody(body []byte, ctx *engine.Context, buf []string) (names []stri
 	}
 	if s.peek() != '{' {
 		if !json.Valid(body) {
-			return nil, syntaxError(body)
+			return nil, SyntaxError(body)
 		}
 		return nil, apierr.Validation("the request body must be a JSON object")
 	}
@@ -34,11 +34,11 @@ func parsePostBody(body []byte, ctx *engine.Context, buf []string) (names []stri
 	var extra []string // unknown context keys and values, in pairs
 	names, extra, verr = s.body(ctx, buf)
 	if s.err {
-		return nil, syntaxError(body)
+		return nil, SyntaxError(body)
 	}
 	s.ws()
 	if !s.eof() {
-		return nil, syntaxError(body)
+		return nil, SyntaxError(body)
 	}
 	if verr != nil {
 		return nil, verr

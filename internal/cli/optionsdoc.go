@@ -1,0 +1,20 @@
+package cli
+
+import (
+	"github.com/bunting-flags/bunting/internal/config"
+	"github.com/bunting-flags/bunting/internal/server"
+	"github.com/bunting-flags/bunting/proxy"
+)
+
+//go:generate go run ./optionsdoc ../../README.md
+
+// OptionTables are the README's option tables, by marker name, generated
+// from the commands' option tables.
+func OptionTables() map[string]string {
+	var s server.Config
+	var p proxy.Config
+	return map[string]string{
+		"server": config.Markdown(s.Options(), false),
+		"proxy":  config.Markdown(p.Options(), true),
+	}
+}
