@@ -28,6 +28,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/ofrep"
 	"github.com/bunting-flags/bunting/internal/upstream"
 )
 
@@ -112,6 +113,10 @@ type Proxy struct {
 
 	frontend  *FrontendHandler
 	handler   http.Handler
+	// ofrep serves OpenFeature's protocol (ofrep.go); ofrepChanges wakes
+	// its event streams after each new snapshot.
+	ofrep        *ofrep.Handler
+	ofrepChanges *ofrep.Broadcaster
 	docs      http.Handler
 	keyHeader string
 	// anyOrigin holds the CORS headers sent to requests without an Origin
@@ -188,6 +193,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 		snapshots:    servedSnapshots,
 	})
+	p.newOFREP()
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
@@ -280,6 +286,7 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 		releasePayload(s)
 	}
 	p.snapshot.Store(s)
+	p.ofrepChanges.Notify()
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {
 		p.metrics.ready.Set(1)

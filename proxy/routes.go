@@ -71,6 +71,8 @@ func (p *Proxy) dispatch(w http.ResponseWriter, r *http.Request) string {
 		p.serveFeatures(w, r)
 	case routePrometheus:
 		p.servePrometheus(w, r)
+	case routeOFREP:
+		p.ofrep.ServeHTTP(w, r)
 	default:
 		p.notFound(w, r)
 	}
@@ -87,6 +89,9 @@ func (p *Proxy) resolve(path string) string {
 		return routeUnknown
 	}
 	own := true
+	if _, ok := cutSegments(rest, "/ofrep"); ok {
+		return routeOFREP
+	}
 	if sub, ok := cutSegments(rest, "/proxy"); ok {
 		rest = sub
 	} else if sub, ok := cutSegments(rest, "/api/frontend"); ok {
