@@ -111,14 +111,14 @@ type Proxy struct {
 	started    time.Time
 	instanceID string
 
-	frontend  *FrontendHandler
-	handler   http.Handler
+	frontend *FrontendHandler
+	handler  http.Handler
 	// ofrep serves OpenFeature's protocol (ofrep.go); ofrepChanges wakes
 	// its event streams after each new snapshot.
 	ofrep        *ofrep.Handler
 	ofrepChanges *ofrep.Broadcaster
-	docs      http.Handler
-	keyHeader string
+	docs         http.Handler
+	keyHeader    string
 	// anyOrigin holds the CORS headers sent to requests without an Origin
 	// when every origin is allowed (the spec wants them on every
 	// successful response); nil otherwise.
