@@ -111,14 +111,10 @@ type Proxy struct {
 	started    time.Time
 	instanceID string
 
-	frontend *FrontendHandler
-	handler  http.Handler
-	// ofrep serves OpenFeature's protocol (ofrep.go); ofrepChanges wakes
-	// its event streams after each new snapshot.
-	ofrep        *ofrep.Handler
-	ofrepChanges *ofrep.Broadcaster
-	docs         http.Handler
-	keyHeader    string
+	frontend  *FrontendHandler
+	handler   http.Handler
+	docs      http.Handler
+	keyHeader string
 	// anyOrigin holds the CORS headers sent to requests without an Origin
 	// when every origin is allowed (the spec wants them on every
 	// successful response); nil otherwise.
@@ -129,6 +125,11 @@ type Proxy struct {
 	// sdkVariants indexes the served snapshots' variants for SDK metrics
 	// posts (addSDKUsage); built on the first post after a change.
 	sdkVariants atomic.Pointer[[]*variantIndex]
+
+	// ofrep serves OpenFeature's protocol (ofrep.go); ofrepChanges wakes
+	// its event streams after each new snapshot.
+	ofrep        *ofrep.Handler
+	ofrepChanges *ofrep.Broadcaster
 }
 
 // servedSnapshots is how many snapshots the proxy keeps encodings and
