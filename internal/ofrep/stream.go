@@ -1,6 +1,7 @@
 package ofrep
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -137,36 +138,40 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetWriteDeadline(time.Time{})
 	_, _ = w.Write([]byte("retry: 1000\n: connected\n\n"))
 	_ = rc.Flush()
-	ctx := r.Context()
 	announced := c.version
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
-	for {
-		// Subscribe before looking, so that a change in between closes
-		// the channel and is seen on the next round.
-		changed := h.opts.Changes(ctx, c.scope)
-		if snap, err := h.opts.Snapshot(r, c.scope); err == nil {
-			if v := h.Version(snap); v != announced {
-				announced = v
-				msg := "id: " + strconv.FormatUint(eventIDs.Add(1), 10) + "\nevent: message\ndata: {\"type\":\"refetchEvaluation\",\"etag\":\"" +
-					strconv.FormatUint(v, 16) + "\",\"lastModified\":" + strconv.FormatInt(h.opts.Now().Unix(), 10) + "}\n\n"
-				if _, err := w.Write([]byte(msg)); err != nil {
-					return
-				}
-				if rc.Flush() != nil {
-					return
-				}
+	for h.streamRound(w, rc, r, c.scope, &announced, tick.C) {
+	}
+}
+
+// streamRound announces the scope's configuration if it is not the one
+// last announced, then waits for a change, a heartbeat or the end of the
+// request; false means the stream is over.
+func (h *Handler) streamRound(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, scope string, announced *uint64, beat <-chan time.Time) bool {
+	// Subscribe before looking, so that a change in between closes the
+	// channel and is seen on the next round.
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	changed := h.opts.Changes(ctx, scope)
+	if snap, err := h.opts.Snapshot(r, scope); err == nil {
+		if v := h.Version(snap); v != *announced {
+			*announced = v
+			msg := "id: " + strconv.FormatUint(eventIDs.Add(1), 10) + "\nevent: message\ndata: {\"type\":\"refetchEvaluation\",\"etag\":\"" +
+				strconv.FormatUint(v, 16) + "\",\"lastModified\":" + strconv.FormatInt(h.opts.Now().Unix(), 10) + "}\n\n"
+			if _, err := w.Write([]byte(msg)); err != nil || rc.Flush() != nil {
+				return false
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-changed:
-		case <-tick.C:
-			if _, err := w.Write([]byte(": ping\n\n")); err != nil || rc.Flush() != nil {
-				return
-			}
-		}
+	}
+	select {
+	case <-r.Context().Done():
+		return false
+	case <-changed:
+		return true
+	case <-beat:
+		_, err := w.Write([]byte(": ping\n\n"))
+		return err == nil && rc.Flush() == nil
 	}
 }
 
