@@ -3,6 +3,7 @@ package ofrep
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // missing or null context is an empty one (the web provider leaves it out
 // when the application set none).
 type request struct {
-	Context json.RawMessage `json:"context"`
+	Context map[string]json.RawMessage `json:"context"`
 }
 
 // parseRequest reads an evaluation request's body into ctx: targetingKey
@@ -23,36 +24,23 @@ type request struct {
 // environment, appName and currentTime are Bunting's fields; every other
 // attribute becomes a property, as a string (numbers as written, booleans
 // as true/false, objects and arrays as compact JSON; null leaves it out).
+// The body is decoded once.
 func parseRequest(body []byte, ctx *engine.Context) *Error {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return errorf(http.StatusBadRequest, CodeParseError, "the request body is empty: send a JSON object like {\"context\":{}}")
-	}
-	if !json.Valid(trimmed) {
-		var v any
-		err := json.Unmarshal(trimmed, &v)
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case len(bytes.TrimSpace(body)) == 0:
+			return errorf(http.StatusBadRequest, CodeParseError, "the request body is empty: send a JSON object like {\"context\":{}}")
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return errorf(http.StatusBadRequest, CodeParseError, "the request body must be a JSON object like {\"context\":{}}")
+		case errors.As(err, &typeErr):
+			return errorf(http.StatusBadRequest, CodeInvalidCtx, "context must be a JSON object of attributes")
+		}
 		return errorf(http.StatusBadRequest, CodeParseError, "the request body is not JSON: %v", err)
 	}
-	if trimmed[0] != '{' {
-		return errorf(http.StatusBadRequest, CodeParseError, "the request body must be a JSON object like {\"context\":{}}")
-	}
-	var req request
-	if err := json.Unmarshal(trimmed, &req); err != nil {
-		return errorf(http.StatusBadRequest, CodeParseError, "the request body could not be read: %v", err)
-	}
-	raw := bytes.TrimSpace(req.Context)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if raw[0] != '{' {
-		return errorf(http.StatusBadRequest, CodeInvalidCtx, "context must be a JSON object of attributes")
-	}
-	var attrs map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &attrs); err != nil {
-		return errorf(http.StatusBadRequest, CodeInvalidCtx, "context could not be read: %v", err)
-	}
 	var targetingKey string
-	for name, v := range attrs {
+	for name, v := range req.Context {
 		if field := standardField(ctx, name); field != nil || name == "targetingKey" {
 			s, ok, err := scalarString(v)
 			if err != nil || (!ok && len(v) > 0 && v[0] != 'n') {
@@ -73,7 +61,7 @@ func parseRequest(body []byte, ctx *engine.Context) *Error {
 			continue
 		}
 		if ctx.Properties == nil {
-			ctx.Properties = make(map[string]string, len(attrs))
+			ctx.Properties = make(map[string]string, len(req.Context))
 		}
 		ctx.Properties[name] = s
 	}
@@ -112,6 +100,9 @@ func scalarString(v json.RawMessage) (string, bool, error) {
 	}
 	switch v[0] {
 	case '"':
+		if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			return string(inner), true, nil // no escapes: the text itself
+		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			return "", false, err

@@ -160,9 +160,16 @@ func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
 // sees it (what the bulk ETag and the change notifications follow).
 func (h *Handler) Version(s *engine.Snapshot) uint64 { return h.encodingFor(s).version }
 
+// winners is the scratch of the flags whose reason needs their winner.
+type winners struct {
+	flags    []int32
+	targeted []bool
+}
+
 var (
-	bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-	idsPool = sync.Pool{New: func() any { s := make([]engine.VariantID, 0, 128); return &s }}
+	winnersPool = sync.Pool{New: func() any { return new(winners) }}
+	bufPool     = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+	idsPool     = sync.Pool{New: func() any { s := make([]engine.VariantID, 0, 128); return &s }}
 )
 
 // prepare authenticates, reads and parses the body, picks the snapshot
@@ -240,11 +247,25 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 	if h.opts.RecordAll != nil {
 		h.opts.RecordAll(snap, ids)
 	}
+	// The flags whose reason needs their winner are asked about at once,
+	// sharing one evaluation state.
+	wp := winnersPool.Get().(*winners)
+	wp.flags = wp.flags[:0]
+	for i, id := range ids {
+		if id == engine.NoVariantID && e.onKind[i] == onEvaluated {
+			wp.flags = append(wp.flags, int32(i))
+		}
+	}
+	wp.targeted = wp.targeted[:0]
+	if len(wp.flags) > 0 {
+		wp.targeted = snap.WinnersTargeted(&ctx, wp.flags, wp.targeted)
+	}
 	bp := bufPool.Get().(*[]byte)
 	buf := append((*bp)[:0], `{"flags":[`...)
 	// reasons digests the winners the reasons of some flags needed (they
 	// are not in ids).
 	var reasons uint64
+	next := 0
 	for i, id := range ids {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -252,7 +273,8 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 		buf = append(buf, e.heads[i]...)
 		tail := e.tail(i, id)
 		if tail == nil {
-			_, targeted := snap.EvaluateTargeted(i, &ctx)
+			targeted := wp.targeted[next]
+			next++
 			if targeted {
 				reasons = reasons*31 + uint64(i) + 1
 			}
@@ -260,6 +282,7 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 		}
 		buf = append(buf, tail...)
 	}
+	winnersPool.Put(wp)
 	buf = append(buf, ']')
 	var stream []byte
 	if h.opts.Changes != nil {
