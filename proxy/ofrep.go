@@ -43,6 +43,7 @@ func (p *Proxy) newOFREP() {
 		MaxBodyBytes: p.cfg.MaxBodyBytes,
 		Logger:       p.log,
 		Changes:      func(context.Context, string) <-chan struct{} { return p.ofrepChanges.Wait() },
+		WriteBody:    writeCoalesced,
 	})
 }
 

@@ -58,6 +58,9 @@ type Options struct {
 	Secret []byte
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// WriteBody sends an answer's body after its headers (the proxy sends
+	// large ones in one system call); nil means w.Write.
+	WriteBody func(w http.ResponseWriter, r *http.Request, body []byte)
 }
 
 // Handler serves OFREP's endpoints (see the package documentation).
@@ -80,6 +83,9 @@ func New(opts Options) *Handler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.WriteBody == nil {
+		opts.WriteBody = func(w http.ResponseWriter, _ *http.Request, body []byte) { _, _ = w.Write(body) }
 	}
 	return &Handler{opts: opts, signer: newSigner(opts.Secret)}
 }
@@ -303,7 +309,7 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = d.Write(stream)
 	etag := appendETag(make([]byte, 0, 24), d.Sum64())
-	writeAnswer(w, r, buf, string(etag))
+	h.writeAnswer(w, r, buf, string(etag))
 
 	*ip = ids[:0]
 	idsPool.Put(ip)
@@ -359,7 +365,7 @@ func (h *Handler) serveFlag(w http.ResponseWriter, r *http.Request) {
 
 // writeAnswer sends a bulk answer, or 304 when If-None-Match names its
 // ETag; gzipped when the client accepts it.
-func writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
+func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
 	hd := w.Header()
 	hd.Set("ETag", etag)
 	hd.Set("Cache-Control", "no-cache")
@@ -375,14 +381,14 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, etag strin
 		gz := httpgzip.Append((*bp)[:0], body)
 		hd.Set("Content-Length", strconv.Itoa(len(gz)))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(gz)
+		h.opts.WriteBody(w, r, gz)
 		*bp = gz[:0]
 		bufPool.Put(bp)
 		return
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	h.opts.WriteBody(w, r, body)
 }
 
 // notModified compares If-None-Match weakly with etag ("*" and lists
