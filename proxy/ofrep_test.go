@@ -279,7 +279,7 @@ func TestOFREPAgreesWithProxyAll(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const now = "2026-06-01T12:00:00Z"
 	compared := map[string]int{}
-	for n := range 1000 {
+	for n := range ofrepAgreementContexts {
 		ctx := enginetest.RandomContext(rng)
 		if ctx.UserID == "" {
 			// Without a userId, the variants sticky on userId are drawn at
@@ -353,7 +353,7 @@ func TestOFREPAgreesWithProxyAll(t *testing.T) {
 	}
 	t.Logf("compared outcomes: %v", compared)
 	for _, kind := range []string{"variant", "on", "variant-off", "off"} {
-		assert.Greater(t, compared[kind], 1000, kind)
+		assert.Greater(t, compared[kind], ofrepAgreementContexts, kind)
 	}
 }
 
