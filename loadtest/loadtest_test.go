@@ -159,7 +159,7 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if len(rep.rows) != 7 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
+	if len(rep.rows) != 8 || len(rep.memory) != 1 || !rep.memory[0].measuredOK {
 		t.Fatalf("incomplete report: %+v", rep)
 	}
 	for _, r := range rep.rows {

@@ -150,3 +150,29 @@ func BenchmarkHealth(b *testing.B) {
 }
 
 func contextWithCancel() (ctxT, func()) { return ctxpkgWithCancel() }
+
+// BenchmarkOFREPBulk is OpenFeature's bulk evaluation of every flag next
+// to GET /proxy for the same context (the goal: 90 % of its rate).
+func BenchmarkOFREPBulk(b *testing.B) {
+	p := benchProxy(b, 1000)
+	c := enginetest.Context()
+	attrs := map[string]any{"targetingKey": c.UserID, "sessionId": c.SessionID, "appName": c.AppName, "environment": c.Environment}
+	for k, v := range c.Properties {
+		attrs[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"context": attrs})
+	q := browserQuery()
+	get := func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/proxy?"+q, nil)
+		r.Header.Set("Authorization", clientKey)
+		return r
+	}
+	bulk := func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/ofrep/v1/evaluate/flags", strings.NewReader(string(body)))
+		r.Header.Set("Authorization", clientKey)
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
+	b.Run("ofrep", func(b *testing.B) { runHandler(b, p, bulk) })
+	b.Run("get-proxy", func(b *testing.B) { runHandler(b, p, get) })
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/ofrep"
 	"github.com/bunting-flags/bunting/internal/upstream"
 	"github.com/bunting-flags/bunting/proxy/wire"
 )
@@ -127,6 +128,11 @@ type Proxy struct {
 	// sdkVariants indexes the served snapshots' variants for SDK metrics
 	// posts (addSDKUsage); built on the first post after a change.
 	sdkVariants atomic.Pointer[[]*variantIndex]
+
+	// ofrep serves OpenFeature's protocol (ofrep.go); ofrepChanges wakes
+	// its event streams after each new snapshot.
+	ofrep        *ofrep.Handler
+	ofrepChanges *ofrep.Broadcaster
 }
 
 // servedSnapshots is how many snapshots the proxy keeps encodings and
@@ -192,6 +198,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 	})
 	p.routes = newRouteIndex(cfg.ProxyBasePath, routeTable)
 	p.metrics = newPromMetrics(s.registry, p.routes)
+	p.newOFREP()
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
@@ -284,6 +291,7 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 		releasePayload(s)
 	}
 	p.snapshot.Store(s)
+	p.ofrepChanges.Notify()
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {
 		p.metrics.ready.Set(1)

@@ -79,6 +79,9 @@ var routeTable = []route{
 	{name: routeRegister, paths: sdkPaths("/register"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveRegister},
 	{name: routeFeatures, paths: []string{"/proxy/client/features", "/api/client/features"}, allow: "GET, HEAD", ready: true, key: keySDK, serve: (*Proxy).serveFeatures},
 	{name: routePrometheus, paths: []string{"/proxy/internal-backstage/prometheus"}, allow: "GET, HEAD", ready: true, serve: (*Proxy).servePrometheus},
+	// OpenFeature's protocol checks its methods and credentials itself
+	// (ofrep.go): its errors have OFREP's shape, not the proxy's.
+	{name: routeOFREP, paths: []string{"/ofrep/"}, prefix: true, ready: true, serve: (*Proxy).serveOFREP},
 }
 
 // unknownRoute answers every other path: 503 before the first

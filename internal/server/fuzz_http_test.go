@@ -879,7 +879,10 @@ func (f *httpFuzzer) checkAnswer(q fuzzRequest, res *http.Response, body []byte)
 		return body
 	}
 	if res.StatusCode >= 400 && q.method != "HEAD" && res.StatusCode != http.StatusMethodNotAllowed {
-		var e struct{ ID, Name, Message string }
+		var e struct{ ID, Name, Message, ErrorCode, ErrorDetails string }
+		if strings.Contains(q.String(), " /ofrep/") && isJSON && json.Unmarshal(body, &e) == nil && e.ErrorCode != "" && e.ErrorDetails != "" {
+			return body // OpenFeature's error shape (internal/ofrep)
+		}
 		if !isJSON || json.Unmarshal(body, &e) != nil || e.Name == "" || e.Message == "" {
 			f.fail("%s: %d without the error body: %s %q", q, res.StatusCode, ct, body)
 		}

@@ -105,6 +105,7 @@ func (s *Server) routes() http.Handler {
 
 	s.registerExtrasRoutes(r)
 	s.registerSignalsRoutes(r)
+	s.registerOFREPRoutes(r)
 
 	r.mux.Handle("/", http.HandlerFunc(s.notFound))
 	s.routeTable = r.mux.table

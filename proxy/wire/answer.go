@@ -71,7 +71,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, hv *headerValues, body []
 	w.Header()["Content-Length"] = hv.set(&hv.length, strconv.AppendInt(hv.buf[n:n], int64(len(body)), 10))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		writeCoalesced(w, r, body)
+		WriteCoalesced(w, r, body)
 	}
 }
 

@@ -91,10 +91,10 @@ func (c *coalescingConn) release() error {
 	return err
 }
 
-// writeCoalesced writes body, whose headers net/http holds, so that the
+// WriteCoalesced writes body, whose headers net/http holds, so that the
 // response leaves r's connection in as few system calls as it can: a
 // large body in one writev with the buffer before it.
-func writeCoalesced(w http.ResponseWriter, r *http.Request, body []byte) {
+func WriteCoalesced(w http.ResponseWriter, r *http.Request, body []byte) {
 	cc, _ := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
 	if cc == nil || len(body) < coalesceMin || r.ProtoMajor != 1 {
 		_, _ = w.Write(body)

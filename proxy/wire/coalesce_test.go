@@ -89,7 +89,7 @@ func TestWriteCoalescedEveryBodySize(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		w.Header().Set("Content-Length", strconv.Itoa(n))
-		writeCoalesced(w, r, content[:n])
+		WriteCoalesced(w, r, content[:n])
 	})}
 	go func() { _ = srv.Serve(CoalesceWrites(srv, ln)) }()
 	t.Cleanup(func() { _ = srv.Close() })
