@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // startAll runs the all-in-one mode on free ports with its data in dir and
@@ -18,7 +20,7 @@ import (
 // function that waits for a clean exit.
 func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quickstartTokens, stop func()) {
 	t.Helper()
-	serverPort, proxyPort := freePort(t), freePort(t)
+	serverPort, proxyPort := testutil.FreePort(t), testutil.FreePort(t)
 	env := map[string]string{
 		"HTTP_PORT":     strconv.Itoa(serverPort),
 		"PROXY_PORT":    strconv.Itoa(proxyPort),

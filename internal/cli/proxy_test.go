@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 func TestProxyCommandServesUntilCancelled(t *testing.T) {
@@ -21,7 +23,7 @@ func TestProxyCommandServesUntilCancelled(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer upstream.Close()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	env := map[string]string{
 		"UPSTREAM_URL": upstream.URL + "/api", "UPSTREAM_API_TOKEN": "t", "PROXY_PORT": "1",
 		"JSON_LOGGER": "true", "LOG_LEVEL": "info", "EXP_BACKUP_DIR": t.TempDir(),

@@ -56,9 +56,9 @@ func TestProjects(t *testing.T) {
 				t.Errorf("%s events: %v", typ, body.Events)
 			}
 		}
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "POST", "/api/admin/projects", editor, map[string]any{"name": "Ed"}).Want(t, 201)
-		viewer := userToken(t, h, "vi", "Viewer")
+		viewer := h.UserToken(t, "vi", "Viewer")
 		h.Do(t, "POST", "/api/admin/projects", viewer, map[string]any{"name": "Vi"}).WantError(t, 403, "NoAccessError", "CREATE_PROJECT")
 		h.Do(t, "GET", "/api/admin/projects", viewer, nil).Want(t, 200)
 	})
@@ -89,7 +89,7 @@ func TestEnvironments(t *testing.T) {
 		h.Do(t, "POST", envPath("f1", "staging")+"/on", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "staging")
 		h.Do(t, "DELETE", "/api/admin/environments/staging", h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "DELETE", "/api/admin/environments/staging", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "POST", "/api/admin/environments", editor, map[string]any{"name": "x", "type": "test"}).WantError(t, 403, "NoAccessError", "ADMIN")
 		for _, typ := range []string{"environment-created", "environment-updated", "environment-deleted", "project-environment-added", "project-environment-removed"} {
 			var body struct{ TotalEvents int }
@@ -158,7 +158,7 @@ func TestAPITokens(t *testing.T) {
 			t.Fatalf("%d tokens", n)
 		}
 
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "GET", "/api/admin/api-tokens", editor, nil).WantError(t, 403, "NoAccessError", "API_TOKEN")
 		h.Do(t, "POST", "/api/admin/api-tokens", editor, map[string]any{"tokenName": "x", "type": "client"}).WantError(t, 403, "NoAccessError", "CREATE_CLIENT_API_TOKEN")
 		h.Do(t, "DELETE", "/api/admin/api-tokens/"+secret, editor, nil).WantError(t, 403, "NoAccessError")
@@ -218,7 +218,7 @@ func TestEventsListAndSearch(t *testing.T) {
 		if proj.TotalEvents != 0 || len(proj.Events) != 0 {
 			t.Fatalf("unknown project: %+v", proj)
 		}
-		viewer := userToken(t, h, "vi", "Viewer")
+		viewer := h.UserToken(t, "vi", "Viewer")
 		h.Do(t, "GET", "/api/admin/events", viewer, nil).WantError(t, 403, "NoAccessError", "ADMIN")
 		var one struct {
 			ToggleName  string

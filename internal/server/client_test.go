@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 type clientPayload struct {
@@ -209,12 +210,8 @@ func TestRevisionFromAnotherInstance(t *testing.T) {
 		t.Fatalf("fresh: %v", p.Features)
 	}
 	createFlag(t, a, "f1")
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, p = clientFeatures(t, b, b.ClientToken, ""); len(p.Features) == 1 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("instance b never saw the flag created on instance a")
+	testutil.Eventually(t, 5*time.Second, "instance b sees the flag created on instance a", func() bool {
+		_, p = clientFeatures(t, b, b.ClientToken, "")
+		return len(p.Features) == 1
+	})
 }

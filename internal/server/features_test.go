@@ -120,11 +120,11 @@ func TestEnvironmentOnOff(t *testing.T) {
 		h.Do(t, "POST", envPath("f1", "staging")+"/off", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "staging")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", "", nil).WantError(t, 401, "AuthenticationRequired")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", h.ClientToken, nil).WantError(t, 403, "NoAccessError")
-		viewer := userToken(t, h, "viewer", "Viewer")
+		viewer := h.UserToken(t, "viewer", "Viewer")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", viewer, nil).
 			WantError(t, 403, "NoAccessError", "UPDATE_FEATURE_ENVIRONMENT", `"production" environment`)
 		h.Do(t, "GET", featurePath("f1"), viewer, nil).Want(t, 200)
-		editor := userToken(t, h, "editor", "Editor")
+		editor := h.UserToken(t, "editor", "Editor")
 		h.Do(t, "POST", envPath("f1", "production")+"/on", editor, nil).Want(t, 200)
 		if ev := eventsOf(t, h, "feature-environment-enabled", "f1"); ev[0]["createdBy"] != "editor" {
 			t.Fatalf("editor event: %v", ev[0])
@@ -222,7 +222,7 @@ func TestStrategies(t *testing.T) {
 		h.Do(t, "DELETE", "/api/admin/segments/"+jsonNum(segID), h.AdminToken, nil).WantError(t, 409, "NameExistsError", "used")
 
 		// Permissions: a viewer cannot add strategies.
-		viewer := userToken(t, h, "viewer", "Viewer")
+		viewer := h.UserToken(t, "viewer", "Viewer")
 		h.Do(t, "POST", base, viewer, map[string]any{"name": "default"}).WantError(t, 403, "NoAccessError", "CREATE_FEATURE_STRATEGY", "development")
 	})
 }

@@ -339,3 +339,27 @@ func (r *Response) WantError(t testing.TB, status int, name string, fragments ..
 
 // String is the body as text.
 func (r *Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
+
+// UserToken creates a (non-service) user with a root role and returns a
+// personal access token secret for it. Users come from outside Bunting
+// (there is no API to create one), so the user is written through the
+// store, in one transaction with its event.
+func (h *Harness) UserToken(t testing.TB, username, role string) string {
+	t.Helper()
+	secret := "user:" + server.RandomHex(28)
+	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		id, err := tx.InsertUser(store.User{Username: &username, RootRole: role, CreatedAt: tx.Now()})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.InsertUserToken(store.UserToken{UserID: id, CreatedAt: tx.Now()}, secret); err != nil {
+			return err
+		}
+		return tx.Event(store.NewEvent{Type: "user-created", Actor: store.Actor{Name: "test"},
+			Data: map[string]any{"id": id, "username": username}})
+	})
+	if err != nil {
+		t.Fatalf("create user %s: %v", username, err)
+	}
+	return secret
+}
