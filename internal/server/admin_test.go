@@ -8,6 +8,7 @@ import (
 )
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		created := h.Do(t, "POST", "/api/admin/projects", h.AdminToken, map[string]any{"name": "Mobile App", "mode": "protected", "description": "d"}).Want(t, 201).Map(t)
 		if created["id"] != "mobile-app" || created["mode"] != "protected" {
@@ -65,6 +66,7 @@ func TestProjects(t *testing.T) {
 }
 
 func TestEnvironments(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		h.Do(t, "POST", "/api/admin/environments", h.AdminToken, map[string]any{"name": "staging", "type": "test", "sortOrder": 5}).Want(t, 201)
@@ -102,6 +104,7 @@ func TestEnvironments(t *testing.T) {
 }
 
 func TestSegments(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		c := []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"a"}}}
 		sg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "s1", "constraints": c}).Want(t, 201).Map(t)
@@ -133,6 +136,7 @@ func TestSegments(t *testing.T) {
 }
 
 func TestAPITokens(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		created := h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "sdk", "type": "backend", "environment": "production"}).Want(t, 201).Map(t)
 		secret := created["secret"].(string)
@@ -187,6 +191,7 @@ func TestAPITokens(t *testing.T) {
 }
 
 func TestEventsListAndSearch(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		for i := range 3 {
 			createFlag(t, h, "f"+string(rune('0'+i)))

@@ -28,6 +28,7 @@ func clientFeatures(t *testing.T, h *servertest.Harness, token, query string, he
 }
 
 func TestClientFeatures(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		createFlag(t, h, "g1")
@@ -130,6 +131,7 @@ func TestClientFeatures(t *testing.T) {
 }
 
 func TestClientScopedToken(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		h.Do(t, "POST", "/api/admin/projects", h.AdminToken, map[string]any{"id": "web", "name": "Web"}).Want(t, 201)
 		h.Do(t, "POST", "/api/admin/projects/web/features", h.AdminToken, map[string]any{"name": "w1"}).Want(t, 201)
@@ -149,6 +151,7 @@ func TestClientScopedToken(t *testing.T) {
 }
 
 func TestClientMetricsAndRegister(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		now := time.Now().UTC()
@@ -202,6 +205,7 @@ func TestClientMetricsAndRegister(t *testing.T) {
 }
 
 func TestRevisionFromAnotherInstance(t *testing.T) {
+	t.Parallel()
 	db := servertest.NewPostgres(t)
 	a := servertest.Start(t, db)
 	b := servertest.Start(t, db)

@@ -22,6 +22,7 @@ import (
 // constraints, and checks that validateConstraint accepts exactly the same
 // ones. It also checks that variants are ordered as Unleash orders them.
 func TestConstraintRulesMatchUnleash(t *testing.T) {
+	t.Parallel()
 	testutil.Node(t)
 	modules := testutil.NodeModules(t, "unleash-server")
 	cases := constraintCorpus()

@@ -14,6 +14,7 @@ import (
 // TestBrowserSDKOnFrontendAPI runs unleash-proxy-client 3.8.2 against the
 // server's frontend API, with GET and with POST requests.
 func TestBrowserSDKOnFrontendAPI(t *testing.T) {
+	t.Parallel()
 	testutil.Node(t)
 	modules := testutil.NodeModules(t, "unleash-proxy-client")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {

@@ -43,6 +43,7 @@ func seedSDKFlags(t *testing.T, h *servertest.Harness) {
 }
 
 func TestNodeSDKReadsFlagsAndPostsMetrics(t *testing.T) {
+	t.Parallel()
 	testutil.Node(t)
 	modules := testutil.NodeModules(t, "unleash-client")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
@@ -79,6 +80,7 @@ func TestNodeSDKReadsFlagsAndPostsMetrics(t *testing.T) {
 }
 
 func TestReferenceNodeProxyUsesServerAsUpstream(t *testing.T) {
+	t.Parallel()
 	testutil.Node(t)
 	modules := testutil.NodeModules(t, "@unleash/proxy")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
