@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -240,7 +238,7 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 func TestRejectUnauthorizedTLS(t *testing.T) {
 	u := newFakeUpstream(t, fixture)
 	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(u.serve))
-	var handshakes lockedBuffer // the server logs each refused handshake
+	var handshakes testutil.Buffer // the server logs each refused handshake
 	tlsSrv.Config.ErrorLog = log.New(&handshakes, "", 0)
 	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
@@ -275,22 +273,4 @@ func TestRunStopsWithContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers and readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -29,7 +29,7 @@ func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quic
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, nil, lookup, &stdout, &stderr) }()
 

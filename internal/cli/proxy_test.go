@@ -31,7 +31,7 @@ func TestProxyCommandServesUntilCancelled(t *testing.T) {
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testutil.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(ctx, []string{"proxy", "-port", strconv.Itoa(port), "-listen-address", "127.0.0.1", "-client-keys", "k"}, lookup, io.Discard, &stderr)

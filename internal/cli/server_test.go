@@ -20,7 +20,7 @@ func runServerOnce(t *testing.T, dbPath string) string {
 	port := testutil.FreePort(t)
 	env := map[string]string{"DATABASE_PATH": dbPath, "HTTP_HOST": "127.0.0.1", "LOG_LEVEL": "error"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"server", "-port", strconv.Itoa(port)}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &stdout, &stderr)

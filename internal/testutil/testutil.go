@@ -1,14 +1,17 @@
 // Package testutil holds the small helpers that Bunting's tests in several
 // packages share: waiting for a condition, a free loopback port, and the
-// pinned npm fixtures with the node binary that runs them.
+// pinned npm fixtures with the node binary that runs them, and a buffer
+// safe to share with a running server.
 package testutil
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,4 +77,25 @@ func missing(t testing.TB, msg string) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
+}
+
+// Buffer is a bytes.Buffer that a running server or command and the test
+// can share: writes and reads may come from different goroutines.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
