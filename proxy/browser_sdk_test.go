@@ -6,40 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// nodeModules finds test/node/node_modules ($BUNTING_NODE_MODULES first).
-// Without node or the modules the test skips, or fails when
-// BUNTING_REQUIRE_FIXTURES=1.
-func nodeModules(t *testing.T) (node, dir string) {
-	t.Helper()
-	missing := func(msg string) {
-		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	mods := os.Getenv("BUNTING_NODE_MODULES")
-	if mods == "" {
-		_, file, _, _ := runtime.Caller(0)
-		mods = filepath.Join(filepath.Dir(file), "..", "test", "node", "node_modules")
-	}
-	if _, err := os.Stat(filepath.Join(mods, "unleash-proxy-client", "package.json")); err != nil {
-		missing("unleash-proxy-client is not installed in " + mods + ": run make node-deps")
-	}
-	return node, mods
-}
+	"github.com/bunting-flags/bunting/internal/testutil"
+)
 
 // nodeScript prepares a run of one of test/node's scripts with the npm
 // modules on its path, env added and a 30 s deadline; its stderr goes to
@@ -59,7 +34,7 @@ func nodeScript(t *testing.T, node, mods, script string, env ...string) *exec.Cm
 // under Node against the proxy: it becomes ready, reads flags and
 // variants, sees an upstream change, and its metrics arrive upstream.
 func TestBrowserSDK(t *testing.T) {
-	node, mods := nodeModules(t)
+	node, mods := testutil.Node(t), testutil.NodeModules(t, "unleash-proxy-client")
 	for _, usePOST := range []string{"0", "1"} {
 		t.Run("usePOST="+usePOST, func(t *testing.T) {
 			u := newFakeUpstream(t, fixture)
@@ -90,7 +65,7 @@ func TestBrowserSDK(t *testing.T) {
 			// can only come from the SDK's metrics (its getVariant call).
 			// The SDK's count of a name the proxy does not serve is
 			// dropped.
-			eventually(t, "the SDK's counts upstream", func() bool {
+			testutil.Eventually(t, 5*time.Second, "the SDK's counts upstream", func() bool {
 				for _, m := range u.metricsPosts() {
 					b := m["bucket"].(map[string]any)
 					if tc, ok := b["toggles"].(map[string]any)["enabled-simple"].(map[string]any); ok && tc["variants"].(map[string]any)["disabled"] != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // TestBuntingServerAsUpstream runs the proxy against Bunting's own server
@@ -47,13 +48,13 @@ func TestBuntingServerAsUpstream(t *testing.T) {
 	assert.Contains(t, body, `"segments":[`, "segments are passed on to server-side SDKs")
 
 	h.Do(t, "POST", env("everyone")+"/off", h.AdminToken, nil).Want(t, 200)
-	eventually(t, "the change through the proxy", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the change through the proxy", func() bool {
 		_, body := r.get(t, "/proxy?userId=u2")
 		return !strings.Contains(body, "everyone")
 	})
 	resp, _ = r.do(t, http.MethodGet, "/proxy/internal-backstage/prometheus", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	eventually(t, "an accepted metrics post", func() bool {
+	testutil.Eventually(t, 5*time.Second, "an accepted metrics post", func() bool {
 		_, prom := r.do(t, http.MethodGet, "/proxy/internal-backstage/prometheus", "")
 		return strings.Contains(prom, `bunting_proxy_upstream_metrics_posts_total{result="ok"}`)
 	})

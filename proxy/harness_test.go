@@ -355,16 +355,3 @@ func byName(ts []toggle) map[string]toggle {
 	}
 	return m
 }
-
-// eventually polls cond until it holds or 5 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}

@@ -6,10 +6,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // Without server-side SDK tokens the proxy drops each snapshot's decoded
@@ -40,7 +43,7 @@ func TestPayloadIsReleasedUnlessServedAndAnswersDoNotChange(t *testing.T) {
 
 	// A new payload is compiled, served and released in turn.
 	u.setPayload(strings.Replace(fixture, `"enabled-simple"`, `"renamed-simple"`, 1))
-	eventually(t, "the new payload", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the new payload", func() bool {
 		_, b := releasing.get(t, "/proxy")
 		return strings.Contains(b, `"renamed-simple"`)
 	})
@@ -57,14 +60,14 @@ func TestOldSnapshotsAreNotKept(t *testing.T) {
 	for i := range 4 {
 		name := fmt.Sprintf("renamed-%d", i)
 		u.setPayload(strings.Replace(fixture, `"enabled-simple"`, `"`+name+`"`, 1))
-		eventually(t, "payload "+name, func() bool {
+		testutil.Eventually(t, 5*time.Second, "payload "+name, func() bool {
 			_, b := r.get(t, "/proxy")
 			return strings.Contains(b, `"`+name+`"`)
 		})
 	}
 	posts := len(u.metricsPosts())
-	eventually(t, "a metrics post after the changes", func() bool { return len(u.metricsPosts()) > posts })
-	eventually(t, "the first snapshot collected", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a metrics post after the changes", func() bool { return len(u.metricsPosts()) > posts })
+	testutil.Eventually(t, 5*time.Second, "the first snapshot collected", func() bool {
 		runtime.GC()
 		return first.Value() == nil
 	})

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 const segmentFixture = `{"version":2,"features":[
@@ -20,7 +22,7 @@ const segmentFixture = `{"version":2,"features":[
 // changes): it gets the segments and evaluates segment flags right, and
 // its metrics, posted to the proxy, arrive upstream.
 func TestNodeServerSDK(t *testing.T) {
-	node, mods := nodeModules(t)
+	node, mods := testutil.Node(t), testutil.NodeModules(t, "unleash-client")
 	for _, base := range []string{"/proxy/", "/api/"} {
 		t.Run(base, func(t *testing.T) {
 			u := newFakeUpstream(t, segmentFixture)
@@ -35,7 +37,7 @@ func TestNodeServerSDK(t *testing.T) {
 			// The proxy evaluates nothing for a server-side SDK, so counts of
 			// its flags upstream come from the SDK's metrics; the SDK's count
 			// of a name the proxy does not serve is dropped.
-			eventually(t, "the Node SDK's counts upstream", func() bool {
+			testutil.Eventually(t, 5*time.Second, "the Node SDK's counts upstream", func() bool {
 				for _, m := range u.metricsPosts() {
 					if tc, ok := m["bucket"].(map[string]any)["toggles"].(map[string]any)["segment-flag"].(map[string]any); ok && tc["yes"].(float64) >= 1 && tc["no"].(float64) >= 1 {
 						return true

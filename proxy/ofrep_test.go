@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -203,7 +204,7 @@ func TestOFREPETag(t *testing.T) {
 	// A new configuration upstream that does not change this answer's
 	// flags still changes the ETag.
 	u.setPayload(strings.Replace(ofrepPayload, `"name":"csv"`, `"name":"csv","description":"changed"`, 1))
-	eventually(t, "a new ETag after the upstream change", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a new ETag after the upstream change", func() bool {
 		resp, _, _ := ofrepBulk(t, r, body, "If-None-Match", etag)
 		return resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != etag
 	})
@@ -368,7 +369,7 @@ func TestOFREPUsage(t *testing.T) {
 	}
 	resp, _ := r.post(t, "/ofrep/v1/evaluate/flags/str", `{"context":{}}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	eventually(t, "OFREP usage upstream", func() bool {
+	testutil.Eventually(t, 5*time.Second, "OFREP usage upstream", func() bool {
 		yes, no, blue := 0.0, 0.0, 0.0
 		for _, m := range u.metricsPosts() {
 			tg := m["bucket"].(map[string]any)["toggles"].(map[string]any)

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bunting-flags/bunting/engine/enginetest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -22,7 +24,7 @@ func TestNotReadyAnswers503Everywhere(t *testing.T) {
 	cfg := testConfig(u)
 	cfg.EnableAllEndpoint = true
 	r := startProxy(t, cfg)
-	eventually(t, "a failed fetch", func() bool { return u.fetchCount() > 0 })
+	testutil.Eventually(t, 5*time.Second, "a failed fetch", func() bool { return u.fetchCount() > 0 })
 	// Every route, every method, with or without credentials and with a
 	// bad body: readiness comes first, as the specification says.
 	for _, path := range []string{"/proxy", "/proxy/all", "/proxy/health", "/proxy/client/features", "/proxy/internal-backstage/prometheus",

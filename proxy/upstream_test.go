@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -25,7 +28,7 @@ func TestUpstreamFetchHeadersFiltersAndETag(t *testing.T) {
 	cfg.Tags = []proxy.Tag{{Name: "simple", Value: "proxy"}, {Name: "demo", Value: "test"}}
 	cfg.UpstreamAppName = "my-proxy"
 	r := startReady(t, cfg)
-	eventually(t, "a second fetch", func() bool { return u.fetchCount() >= 2 })
+	testutil.Eventually(t, 5*time.Second, "a second fetch", func() bool { return u.fetchCount() >= 2 })
 	req := u.lastFetch()
 	assert.Equal(t, "project=web&namePrefix=ena&tag=simple%3Aproxy&tag=demo%3Atest", req.URL.RawQuery)
 	h := req.Header
@@ -46,7 +49,7 @@ func TestUpstreamChangeIsServed(t *testing.T) {
 	u := newFakeUpstream(t, fixture)
 	r := startReady(t, testConfig(u))
 	u.setPayload(bootstrapPayload)
-	eventually(t, "the new configuration", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the new configuration", func() bool {
 		_, body := r.get(t, "/proxy")
 		return strings.Contains(body, "from-bootstrap") && !strings.Contains(body, "enabled-simple")
 	})
@@ -59,7 +62,7 @@ func TestKeepsServingThroughUpstreamFaults(t *testing.T) {
 	for _, mode := range []upstreamMode{modeFail, modeGarbage, modeUnauthorized, modeSlow} {
 		u.setMode(mode)
 		n := u.fetchCount()
-		eventually(t, "a faulty fetch", func() bool { return u.fetchCount() > n })
+		testutil.Eventually(t, 5*time.Second, "a faulty fetch", func() bool { return u.fetchCount() > n })
 		resp, body := r.get(t, "/proxy?userId=u1")
 		assert.Equal(t, http.StatusOK, resp.StatusCode, mode)
 		assert.Equal(t, want, body, mode)
@@ -72,11 +75,34 @@ func TestKeepsServingThroughUpstreamFaults(t *testing.T) {
 
 	// Connection refused: a proxy whose upstream is gone keeps serving.
 	u2 := newFakeUpstream(t, fixture)
-	r2 := startReady(t, testConfig(u2))
+	reg := prometheus.NewRegistry()
+	r2 := startReady(t, testConfig(u2), proxy.WithRegistry(reg))
+	failed := failedSyncs(t, reg)
 	u2.srv.Close()
-	time.Sleep(200 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, "a refused fetch", func() bool { return failedSyncs(t, reg) > failed })
 	resp, _ = r2.get(t, "/proxy")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// failedSyncs is how many upstream fetches the proxy saw fail
+// (bunting_proxy_upstream_syncs_total{result="error"} in reg).
+func failedSyncs(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "bunting_proxy_upstream_syncs_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "error" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 func TestUnauthorizedKeepsPollingAndRecovers(t *testing.T) {
@@ -85,7 +111,7 @@ func TestUnauthorizedKeepsPollingAndRecovers(t *testing.T) {
 	cfg := testConfig(u)
 	cfg.RefreshInterval = 10 * time.Millisecond // slow rate after a 401 is 12x
 	r := startProxy(t, cfg)
-	eventually(t, "three refused fetches", func() bool { return u.fetchCount() >= 3 })
+	testutil.Eventually(t, 5*time.Second, "three refused fetches", func() bool { return u.fetchCount() >= 3 })
 	resp, _ := r.get(t, "/proxy")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	u.setMode(modeOK)
@@ -104,7 +130,7 @@ func TestRegisterAndUsageMetricsUpstream(t *testing.T) {
 	r.get(t, "/proxy?userId=u1")                                               // enabled toggles: yes
 	r.post(t, "/proxy", `{"toggles":["disabled-flag","nope","with-variant"]}`) // list: yes/no, unknown not counted
 	r.post(t, "/proxy/client/metrics", sdkMetricsBody)                         // SDK counts are added
-	eventually(t, "a metrics post", func() bool { return len(u.metricsPosts()) > 0 })
+	testutil.Eventually(t, 5*time.Second, "a metrics post", func() bool { return len(u.metricsPosts()) > 0 })
 
 	regs := u.registrations()
 	require.NotEmpty(t, regs)
@@ -115,7 +141,7 @@ func TestRegisterAndUsageMetricsUpstream(t *testing.T) {
 
 	totals := map[string][3]float64{}
 	variants := map[string]float64{}
-	eventually(t, "every count upstream", func() bool {
+	testutil.Eventually(t, 5*time.Second, "every count upstream", func() bool {
 		totals = map[string][3]float64{}
 		variants = map[string]float64{}
 		for _, m := range u.metricsPosts() {
@@ -154,7 +180,7 @@ func TestFailedRegistrationIsRetried(t *testing.T) {
 	cfg := testConfig(u)
 	cfg.MetricsInterval = 50 * time.Millisecond
 	startReady(t, cfg)
-	eventually(t, "a registration after the failed one", func() bool { return len(u.registrations()) == 1 })
+	testutil.Eventually(t, 5*time.Second, "a registration after the failed one", func() bool { return len(u.registrations()) == 1 })
 }
 
 func TestBootstrapMakesReadyBeforeUpstream(t *testing.T) {
@@ -167,7 +193,7 @@ func TestBootstrapMakesReadyBeforeUpstream(t *testing.T) {
 	assert.Equal(t, []string{"from-bootstrap"}, names(toggles(t, body)))
 	// Upstream data overrides the bootstrap once it answers.
 	u.setMode(modeOK)
-	eventually(t, "upstream data", func() bool {
+	testutil.Eventually(t, 5*time.Second, "upstream data", func() bool {
 		_, body := r.get(t, "/proxy")
 		return strings.Contains(body, "enabled-simple")
 	})
@@ -181,7 +207,7 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 	_, want := r.get(t, "/proxy?userId=u1")
 	// The backup is written after the new configuration is served.
 	var files []string
-	eventually(t, "the backup file", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the backup file", func() bool {
 		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
 		return len(files) == 1
 	})
@@ -211,14 +237,19 @@ func TestBackupServesARestartedProxyWhileUpstreamIsDown(t *testing.T) {
 
 func TestRejectUnauthorizedTLS(t *testing.T) {
 	u := newFakeUpstream(t, fixture)
-	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(u.serve))
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(u.serve))
+	var handshakes testutil.Buffer // the server logs each refused handshake
+	tlsSrv.Config.ErrorLog = log.New(&handshakes, "", 0)
+	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
 	cfg := testConfig(u)
 	cfg.UpstreamURL = tlsSrv.URL + "/api"
 
-	r := startProxy(t, cfg)
-	eventually(t, "time for a fetch", func() bool { return true })
-	time.Sleep(200 * time.Millisecond)
+	reg := prometheus.NewRegistry()
+	r := startProxy(t, cfg, proxy.WithRegistry(reg))
+	testutil.Eventually(t, 5*time.Second, "two failed fetches", func() bool { return failedSyncs(t, reg) >= 2 })
+	assert.Contains(t, handshakes.String(), "TLS handshake error", "the fetches failed in the TLS handshake")
+	assert.Zero(t, u.fetchCount(), "no fetch got past the handshake")
 	assert.False(t, r.p.Ready(), "a self-signed upstream is refused by default")
 
 	cfg.HTTPOptions.RejectUnauthorized = false

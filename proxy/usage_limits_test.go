@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // usageTotals sums the yes counts and the variant counts of every metrics
@@ -52,7 +54,7 @@ func TestSDKMetricsCountOnlyKnownFlags(t *testing.T) {
 	resp, _ = r.post(t, "/proxy", `{"toggles":["with-variant","not-a-flag"]}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	eventually(t, "the counts upstream", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the counts upstream", func() bool {
 		yes, _, _ := usageTotals(u)
 		return yes["enabled-simple"] == 2 && yes["with-variant"] == 2
 	})
@@ -87,7 +89,7 @@ func TestRejectedMetricsPostIsDropped(t *testing.T) {
 			r := startReady(t, cfg)
 			r.post(t, "/proxy", `{"toggles":["enabled-simple"]}`)
 			// The first post fails; wait for it, then count once more.
-			eventually(t, "the failed post", func() bool {
+			testutil.Eventually(t, 5*time.Second, "the failed post", func() bool {
 				u.mu.Lock()
 				defer u.mu.Unlock()
 				return u.metricsFail == 0
@@ -97,7 +99,7 @@ func TestRejectedMetricsPostIsDropped(t *testing.T) {
 			if c.kept {
 				want = 2
 			}
-			eventually(t, "the later count upstream", func() bool {
+			testutil.Eventually(t, 5*time.Second, "the later count upstream", func() bool {
 				yes, _, _ := usageTotals(u)
 				return yes["enabled-simple"] >= want
 			})
@@ -121,7 +123,7 @@ func TestLargeBucketIsSplitAcrossPosts(t *testing.T) {
 	r := startReady(t, cfg)
 	resp, _ := r.get(t, "/proxy")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	eventually(t, "every flag's count upstream", func() bool {
+	testutil.Eventually(t, 5*time.Second, "every flag's count upstream", func() bool {
 		yes, _, _ := usageTotals(u)
 		return len(yes) == 3000
 	})

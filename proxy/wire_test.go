@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // rawClient sends exactly the Accept-Encoding a test sets and hands back
@@ -303,7 +306,7 @@ func TestEdgePathsAnswerAsTheProxy(t *testing.T) {
 			resp, _ = r.raw(t, "POST", prefix+sub, edgeMetricsBody("enabled-simple"), "Authorization", "wrong-key")
 			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, prefix+sub)
 			metricsPosted++
-			eventually(t, "the counts posted to "+prefix+sub+" upstream", func() bool {
+			testutil.Eventually(t, 5*time.Second, "the counts posted to "+prefix+sub+" upstream", func() bool {
 				var no float64
 				for _, m := range u.metricsPosts() {
 					if c, ok := m["bucket"].(map[string]any)["toggles"].(map[string]any)["enabled-simple"].(map[string]any); ok {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // startAll runs the all-in-one mode on free ports with its data in dir and
@@ -18,7 +20,7 @@ import (
 // function that waits for a clean exit.
 func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quickstartTokens, stop func()) {
 	t.Helper()
-	serverPort, proxyPort := freePort(t), freePort(t)
+	serverPort, proxyPort := testutil.FreePort(t), testutil.FreePort(t)
 	env := map[string]string{
 		"HTTP_PORT":     strconv.Itoa(serverPort),
 		"PROXY_PORT":    strconv.Itoa(proxyPort),
@@ -27,7 +29,7 @@ func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quic
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, nil, lookup, &stdout, &stderr) }()
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // attackSetup is a `bunting server` on a fresh PostgreSQL database with
@@ -32,7 +33,7 @@ func newAttackSetup(t *testing.T) *attackSetup {
 	t.Helper()
 	a := &attackSetup{db: servertest.NewPostgres(t), admin: "*:*.attack-admin", client: "default:development.attack-client",
 		frontend: "default:development.attack-frontend", proxyKey: "attack-client-key", proxyAppName: "attack-proxy"}
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	a.url = "http://127.0.0.1:" + strconv.Itoa(port)
 	server := startBunting(t, map[string]string{"PORT": strconv.Itoa(port), "HTTP_HOST": "127.0.0.1", "DATABASE_URL": a.db.URL,
 		"INIT_ADMIN_API_TOKENS": a.admin, "INIT_CLIENT_API_TOKENS": a.client, "INIT_FRONTEND_API_TOKENS": a.frontend, "LOG_LEVEL": "warn"}, "server")
@@ -56,7 +57,7 @@ func newAttackSetup(t *testing.T) *attackSetup {
 // and waits until it serves real-a.
 func (a *attackSetup) startProxy(t *testing.T, extra map[string]string) *buntingProcess {
 	t.Helper()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	a.proxyURL = "http://127.0.0.1:" + strconv.Itoa(port)
 	env := map[string]string{"PORT": strconv.Itoa(port), "LISTEN_ADDRESS": "127.0.0.1", "UPSTREAM_URL": a.url + "/api",
 		"UPSTREAM_API_TOKEN": a.client, "UPSTREAM_PROXY_CLIENT_KEYS": a.proxyKey, "UPSTREAM_APP_NAME": a.proxyAppName,

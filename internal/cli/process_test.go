@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // runAsBunting makes the test binary act as the bunting command when a
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 // buntingProcess is a bunting command running as a child process.
 type buntingProcess struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *testutil.Buffer
 	done           chan struct{}
 }
 
@@ -46,7 +48,7 @@ func startBunting(t *testing.T, env map[string]string, args ...string) *buntingP
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &buntingProcess{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &buntingProcess{cmd: cmd, stdout: &testutil.Buffer{}, stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

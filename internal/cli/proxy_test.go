@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 func TestProxyCommandServesUntilCancelled(t *testing.T) {
@@ -21,7 +23,7 @@ func TestProxyCommandServesUntilCancelled(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer upstream.Close()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	env := map[string]string{
 		"UPSTREAM_URL": upstream.URL + "/api", "UPSTREAM_API_TOKEN": "t", "PROXY_PORT": "1",
 		"JSON_LOGGER": "true", "LOG_LEVEL": "info", "EXP_BACKUP_DIR": t.TempDir(),
@@ -29,7 +31,7 @@ func TestProxyCommandServesUntilCancelled(t *testing.T) {
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testutil.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(ctx, []string{"proxy", "-port", strconv.Itoa(port), "-listen-address", "127.0.0.1", "-client-keys", "k"}, lookup, io.Discard, &stderr)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // secretSession runs Bunting's processes at debug level and remembers
@@ -125,7 +126,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 	initClient, initFrontend := s.secret("default:development."), s.secret("default:development.")
 
 	// The flag server, on PostgreSQL.
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	server := startBunting(t, map[string]string{"PORT": strconv.Itoa(port), "HTTP_HOST": "127.0.0.1", "DATABASE_URL": dbURL.String(),
 		"LOG_LEVEL": "debug", "INIT_ADMIN_API_TOKENS": admin + "," + plainAdmin, "INIT_CLIENT_API_TOKENS": initClient,
@@ -180,11 +181,11 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 
 	// A proxy in front of it, JSON logs, credentials in its upstream and
 	// bootstrap URLs, an unreachable bootstrap.
-	proxyPort := freePort(t)
+	proxyPort := testutil.FreePort(t)
 	proxyBase := "http://127.0.0.1:" + strconv.Itoa(proxyPort)
 	key, otherKey, sdkToken := s.secret("key-"), s.secret("key-"), s.secret("sdk-")
 	upstream := "http://" + url.UserPassword(s.secret("upuser-"), s.secret("uppass-")).String() + "@127.0.0.1:" + strconv.Itoa(port) + "/api"
-	bootstrap := "http://" + url.UserPassword(s.secret("bootuser-"), s.secret("bootpass-")).String() + "@127.0.0.1:" + strconv.Itoa(freePort(t)) +
+	bootstrap := "http://" + url.UserPassword(s.secret("bootuser-"), s.secret("bootpass-")).String() + "@127.0.0.1:" + strconv.Itoa(testutil.FreePort(t)) +
 		"/boot.json?token=" + s.secret("boot-query-")
 	proxy := startBunting(t, map[string]string{"PORT": strconv.Itoa(proxyPort), "LISTEN_ADDRESS": "127.0.0.1", "UPSTREAM_URL": upstream,
 		"UPSTREAM_API_TOKEN": created["client"], "UPSTREAM_PROXY_CLIENT_KEYS": key + "," + otherKey, "EXP_SERVER_SIDE_SDK_CONFIG_TOKENS": sdkToken,
@@ -203,7 +204,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 
 	// A proxy whose upstream refuses its token and whose bootstrap source
 	// is unreachable, and one with a bad upstream URL that stops at startup.
-	refused := startBunting(t, map[string]string{"PORT": strconv.Itoa(freePort(t)), "LISTEN_ADDRESS": "127.0.0.1", "UPSTREAM_URL": base + "/api",
+	refused := startBunting(t, map[string]string{"PORT": strconv.Itoa(testutil.FreePort(t)), "LISTEN_ADDRESS": "127.0.0.1", "UPSTREAM_URL": base + "/api",
 		"UPSTREAM_API_TOKEN": s.secret("default:development."), "UPSTREAM_PROXY_CLIENT_KEYS": s.secret("key-"), "UPSTREAM_FETCH_INTERVAL": "50",
 		"EXP_BOOTSTRAP_URL": bootstrap, "EXP_BOOTSTRAP_AUTHORIZATION": s.secret("boot-auth-"),
 		"EXP_BACKUP_DIR": t.TempDir(), "LOG_LEVEL": "debug"}, "proxy")
@@ -214,7 +215,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 	// A server whose database is unreachable, one whose URL does not parse.
 	for _, bad := range []string{"@127.0.0.1:1/db", "@127.0.0.1:5432/db?sslmode=bogus"} {
 		p := startBunting(t, map[string]string{"DATABASE_URL": "postgres://u:" + s.secret("dbpass-") + bad, "LOG_LEVEL": "debug",
-			"PORT": strconv.Itoa(freePort(t)), "INIT_ADMIN_API_TOKENS": s.secret("*:*.")}, "server")
+			"PORT": strconv.Itoa(testutil.FreePort(t)), "INIT_ADMIN_API_TOKENS": s.secret("*:*.")}, "server")
 		s.logs = append(s.logs, p)
 		if code := p.exited(20 * time.Second); code <= 0 {
 			t.Errorf("a server on %s exited with %d", bad, code)
@@ -226,7 +227,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 
 	// The all-in-one mode: its quickstart tokens in paths and headers.
 	dir := t.TempDir()
-	allServer, allProxy := freePort(t), freePort(t)
+	allServer, allProxy := testutil.FreePort(t), testutil.FreePort(t)
 	all := startBunting(t, map[string]string{"HTTP_PORT": strconv.Itoa(allServer), "PROXY_PORT": strconv.Itoa(allProxy),
 		"DATABASE_PATH": filepath.Join(dir, "b.db"), "LOG_LEVEL": "debug"})
 	all.waitFor(t, "http://127.0.0.1:"+strconv.Itoa(allProxy)+"/proxy/health", nil, http.StatusOK)

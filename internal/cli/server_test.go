@@ -9,16 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // runServerOnce starts "bunting server" on a fresh port, waits until it
 // answers, and returns what it printed.
 func runServerOnce(t *testing.T, dbPath string) string {
 	t.Helper()
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	env := map[string]string{"DATABASE_PATH": dbPath, "HTTP_HOST": "127.0.0.1", "LOG_LEVEL": "error"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"server", "-port", strconv.Itoa(port)}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &stdout, &stderr)

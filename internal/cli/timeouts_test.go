@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // Short limits so that the test takes seconds.
@@ -121,7 +123,7 @@ func TestSlowClientsAreDisconnected(t *testing.T) {
 	const bodies, headers, idle = 150, 25, 25
 
 	t.Run("server", func(t *testing.T) {
-		port := freePort(t)
+		port := testutil.FreePort(t)
 		env := map[string]string{"PORT": strconv.Itoa(port), "HTTP_HOST": "127.0.0.1",
 			"DATABASE_PATH": filepath.Join(t.TempDir(), "b.db"), "INIT_ADMIN_API_TOKENS": "*:*.slow-admin"}
 		for k, v := range slowTestLimits {
@@ -143,7 +145,7 @@ func TestSlowClientsAreDisconnected(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}))
 		defer upstream.Close()
-		port := freePort(t)
+		port := testutil.FreePort(t)
 		env := map[string]string{"PORT": strconv.Itoa(port), "LISTEN_ADDRESS": "127.0.0.1", "UPSTREAM_URL": upstream.URL + "/api",
 			"UPSTREAM_API_TOKEN": "t", "UPSTREAM_PROXY_CLIENT_KEYS": "slow-key", "EXP_BACKUP_DIR": t.TempDir()}
 		for k, v := range slowTestLimits {
@@ -157,7 +159,7 @@ func TestSlowClientsAreDisconnected(t *testing.T) {
 	})
 
 	t.Run("all-in-one", func(t *testing.T) {
-		serverPort, proxyPort := freePort(t), freePort(t)
+		serverPort, proxyPort := testutil.FreePort(t), testutil.FreePort(t)
 		env := map[string]string{"HTTP_PORT": strconv.Itoa(serverPort), "PROXY_PORT": strconv.Itoa(proxyPort),
 			"DATABASE_PATH": filepath.Join(t.TempDir(), "b.db")}
 		for k, v := range slowTestLimits {

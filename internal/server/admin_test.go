@@ -8,6 +8,7 @@ import (
 )
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		created := h.Do(t, "POST", "/api/admin/projects", h.AdminToken, map[string]any{"name": "Mobile App", "mode": "protected", "description": "d"}).Want(t, 201).Map(t)
 		if created["id"] != "mobile-app" || created["mode"] != "protected" {
@@ -56,15 +57,16 @@ func TestProjects(t *testing.T) {
 				t.Errorf("%s events: %v", typ, body.Events)
 			}
 		}
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "POST", "/api/admin/projects", editor, map[string]any{"name": "Ed"}).Want(t, 201)
-		viewer := userToken(t, h, "vi", "Viewer")
+		viewer := h.UserToken(t, "vi", "Viewer")
 		h.Do(t, "POST", "/api/admin/projects", viewer, map[string]any{"name": "Vi"}).WantError(t, 403, "NoAccessError", "CREATE_PROJECT")
 		h.Do(t, "GET", "/api/admin/projects", viewer, nil).Want(t, 200)
 	})
 }
 
 func TestEnvironments(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		h.Do(t, "POST", "/api/admin/environments", h.AdminToken, map[string]any{"name": "staging", "type": "test", "sortOrder": 5}).Want(t, 201)
@@ -89,7 +91,7 @@ func TestEnvironments(t *testing.T) {
 		h.Do(t, "POST", envPath("f1", "staging")+"/on", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "staging")
 		h.Do(t, "DELETE", "/api/admin/environments/staging", h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "DELETE", "/api/admin/environments/staging", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "POST", "/api/admin/environments", editor, map[string]any{"name": "x", "type": "test"}).WantError(t, 403, "NoAccessError", "ADMIN")
 		for _, typ := range []string{"environment-created", "environment-updated", "environment-deleted", "project-environment-added", "project-environment-removed"} {
 			var body struct{ TotalEvents int }
@@ -102,6 +104,7 @@ func TestEnvironments(t *testing.T) {
 }
 
 func TestSegments(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		c := []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"a"}}}
 		sg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "s1", "constraints": c}).Want(t, 201).Map(t)
@@ -133,6 +136,7 @@ func TestSegments(t *testing.T) {
 }
 
 func TestAPITokens(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		created := h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "sdk", "type": "backend", "environment": "production"}).Want(t, 201).Map(t)
 		secret := created["secret"].(string)
@@ -158,7 +162,7 @@ func TestAPITokens(t *testing.T) {
 			t.Fatalf("%d tokens", n)
 		}
 
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		h.Do(t, "GET", "/api/admin/api-tokens", editor, nil).WantError(t, 403, "NoAccessError", "API_TOKEN")
 		h.Do(t, "POST", "/api/admin/api-tokens", editor, map[string]any{"tokenName": "x", "type": "client"}).WantError(t, 403, "NoAccessError", "CREATE_CLIENT_API_TOKEN")
 		h.Do(t, "DELETE", "/api/admin/api-tokens/"+secret, editor, nil).WantError(t, 403, "NoAccessError")
@@ -187,6 +191,7 @@ func TestAPITokens(t *testing.T) {
 }
 
 func TestEventsListAndSearch(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		for i := range 3 {
 			createFlag(t, h, "f"+string(rune('0'+i)))
@@ -218,7 +223,7 @@ func TestEventsListAndSearch(t *testing.T) {
 		if proj.TotalEvents != 0 || len(proj.Events) != 0 {
 			t.Fatalf("unknown project: %+v", proj)
 		}
-		viewer := userToken(t, h, "vi", "Viewer")
+		viewer := h.UserToken(t, "vi", "Viewer")
 		h.Do(t, "GET", "/api/admin/events", viewer, nil).WantError(t, 403, "NoAccessError", "ADMIN")
 		var one struct {
 			ToggleName  string

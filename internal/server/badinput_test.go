@@ -10,6 +10,7 @@ import (
 // TestBadInputNeverFails500 sends malformed and mistyped bodies to every
 // route that takes a body: each must answer 4xx with the error body.
 func TestBadInputNeverFails500(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		createFlag(t, h, "f2")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 type clientPayload struct {
@@ -27,6 +28,7 @@ func clientFeatures(t *testing.T, h *servertest.Harness, token, query string, he
 }
 
 func TestClientFeatures(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		createFlag(t, h, "g1")
@@ -129,6 +131,7 @@ func TestClientFeatures(t *testing.T) {
 }
 
 func TestClientScopedToken(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		h.Do(t, "POST", "/api/admin/projects", h.AdminToken, map[string]any{"id": "web", "name": "Web"}).Want(t, 201)
 		h.Do(t, "POST", "/api/admin/projects/web/features", h.AdminToken, map[string]any{"name": "w1"}).Want(t, 201)
@@ -148,6 +151,7 @@ func TestClientScopedToken(t *testing.T) {
 }
 
 func TestClientMetricsAndRegister(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		now := time.Now().UTC()
@@ -201,6 +205,7 @@ func TestClientMetricsAndRegister(t *testing.T) {
 }
 
 func TestRevisionFromAnotherInstance(t *testing.T) {
+	t.Parallel()
 	db := servertest.NewPostgres(t)
 	a := servertest.Start(t, db)
 	b := servertest.Start(t, db)
@@ -209,12 +214,8 @@ func TestRevisionFromAnotherInstance(t *testing.T) {
 		t.Fatalf("fresh: %v", p.Features)
 	}
 	createFlag(t, a, "f1")
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, p = clientFeatures(t, b, b.ClientToken, ""); len(p.Features) == 1 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("instance b never saw the flag created on instance a")
+	testutil.Eventually(t, 5*time.Second, "instance b sees the flag created on instance a", func() bool {
+		_, p = clientFeatures(t, b, b.ClientToken, "")
+		return len(p.Features) == 1
+	})
 }

@@ -30,6 +30,7 @@ func gunzip(t *testing.T, b []byte) []byte {
 // answer is the plain one, the ETag and 304 work across encodings, HEAD,
 // small answers and errors are sent as they are.
 func TestCompressedAnswers(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		// Send exactly the Accept-Encoding each request names.
 		h.Client = &http.Client{Transport: &http.Transport{DisableCompression: true}}

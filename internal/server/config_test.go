@@ -12,6 +12,7 @@ func envMap(m map[string]string) LookupEnv {
 }
 
 func TestParseConfig(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		env     map[string]string
@@ -61,6 +62,7 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestTokenScope(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][2]string{
 		"*:*.abc": {"*", "*"}, "default:development.x": {"default", "development"}, "secret": {"*", "*"},
 		":production.x": {"*", "production"}, "p:.x": {"p", "*"},

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // TestConstraintRulesMatchUnleash runs Unleash 8.2.0's own constraint
@@ -21,7 +22,9 @@ import (
 // constraints, and checks that validateConstraint accepts exactly the same
 // ones. It also checks that variants are ordered as Unleash orders them.
 func TestConstraintRulesMatchUnleash(t *testing.T) {
-	modules := unleashModules(t)
+	t.Parallel()
+	testutil.Node(t)
+	modules := testutil.NodeModules(t, "unleash-server")
 	cases := constraintCorpus()
 	names := variantNameCorpus()
 	input, err := json.Marshal(map[string]any{"constraints": cases, "names": names})
@@ -68,24 +71,6 @@ func TestConstraintRulesMatchUnleash(t *testing.T) {
 	if !slices.Equal(sorted, unleash.Sorted) {
 		t.Errorf("variant order differs:\nBunting %q\nUnleash %q", sorted, unleash.Sorted)
 	}
-}
-
-// unleashModules is the node_modules directory holding unleash-server.
-func unleashModules(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("BUNTING_NODE_MODULES")
-	if dir == "" {
-		dir, _ = filepath.Abs("../../test/node/node_modules")
-	}
-	_, nodeErr := exec.LookPath("node")
-	_, pkgErr := os.Stat(filepath.Join(dir, "unleash-server", "package.json"))
-	if nodeErr != nil || pkgErr != nil {
-		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
-			t.Fatalf("node or unleash-server missing under %s (run make node-deps)", dir)
-		}
-		t.Skipf("node or unleash-server missing under %s", dir)
-	}
-	return dir
 }
 
 // constraintCorpus is a fixed list of edge cases per operator family plus

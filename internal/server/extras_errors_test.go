@@ -9,6 +9,7 @@ import (
 // TestExtrasErrorPaths covers the 401/403/404/415/400 answers of the extras
 // routes that the per-area tests do not reach.
 func TestExtrasErrorPaths(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		viewer := accountToken(t, h, "viewer", 3)
 		editor := accountToken(t, h, "editor", 2)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFeatureLifecycle(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		created := h.Do(t, "POST", featuresURL, h.AdminToken, map[string]any{"name": "f1", "description": "first", "type": "kill-switch"}).Want(t, 201).Map(t)
 		if created["name"] != "f1" || created["type"] != "kill-switch" || created["project"] != "default" || created["archived"] != false {
@@ -83,6 +84,7 @@ func TestFeatureLifecycle(t *testing.T) {
 }
 
 func TestEnvironmentOnOff(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		on := h.Do(t, "POST", envPath("f1", "production")+"/on", h.AdminToken, nil).Want(t, 200).Map(t)
@@ -120,11 +122,11 @@ func TestEnvironmentOnOff(t *testing.T) {
 		h.Do(t, "POST", envPath("f1", "staging")+"/off", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "staging")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", "", nil).WantError(t, 401, "AuthenticationRequired")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", h.ClientToken, nil).WantError(t, 403, "NoAccessError")
-		viewer := userToken(t, h, "viewer", "Viewer")
+		viewer := h.UserToken(t, "viewer", "Viewer")
 		h.Do(t, "POST", envPath("f1", "production")+"/off", viewer, nil).
 			WantError(t, 403, "NoAccessError", "UPDATE_FEATURE_ENVIRONMENT", `"production" environment`)
 		h.Do(t, "GET", featurePath("f1"), viewer, nil).Want(t, 200)
-		editor := userToken(t, h, "editor", "Editor")
+		editor := h.UserToken(t, "editor", "Editor")
 		h.Do(t, "POST", envPath("f1", "production")+"/on", editor, nil).Want(t, 200)
 		if ev := eventsOf(t, h, "feature-environment-enabled", "f1"); ev[0]["createdBy"] != "editor" {
 			t.Fatalf("editor event: %v", ev[0])
@@ -133,6 +135,7 @@ func TestEnvironmentOnOff(t *testing.T) {
 }
 
 func TestStrategies(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		seg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "beta",
@@ -222,7 +225,7 @@ func TestStrategies(t *testing.T) {
 		h.Do(t, "DELETE", "/api/admin/segments/"+jsonNum(segID), h.AdminToken, nil).WantError(t, 409, "NameExistsError", "used")
 
 		// Permissions: a viewer cannot add strategies.
-		viewer := userToken(t, h, "viewer", "Viewer")
+		viewer := h.UserToken(t, "viewer", "Viewer")
 		h.Do(t, "POST", base, viewer, map[string]any{"name": "default"}).WantError(t, 403, "NoAccessError", "CREATE_FEATURE_STRATEGY", "development")
 	})
 }
@@ -230,6 +233,7 @@ func TestStrategies(t *testing.T) {
 func jsonNum(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestEnvironmentVariants(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		path := envPath("f1", "production") + "/variants"
@@ -260,6 +264,7 @@ func TestEnvironmentVariants(t *testing.T) {
 }
 
 func TestDependencies(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		for _, n := range []string{"a0", "child", "parent", "other"} {
 			createFlag(t, h, n)
@@ -312,6 +317,7 @@ func TestDependencies(t *testing.T) {
 }
 
 func TestBulkToggle(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "b1")
 		createFlag(t, h, "b2")
@@ -336,6 +342,7 @@ func TestBulkToggle(t *testing.T) {
 }
 
 func TestSetFeatureEnabledChecksPermission(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "k1")
 		viewer := &server.Principal{Kind: server.KindUser, Name: "svc-viewer", RootRole: server.RoleViewer}
@@ -359,6 +366,7 @@ func TestSetFeatureEnabledChecksPermission(t *testing.T) {
 }
 
 func TestCloneFeature(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "src")
 		h.Do(t, "POST", envPath("src", "development")+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout", "parameters": map[string]any{"rollout": "20"}}).Want(t, 200)

@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // TestBrowserSDKOnFrontendAPI runs unleash-proxy-client 3.8.2 against the
 // server's frontend API, with GET and with POST requests.
 func TestBrowserSDKOnFrontendAPI(t *testing.T) {
-	modules := nodeModules(t, "unleash-proxy-client")
+	t.Parallel()
+	testutil.Node(t)
+	modules := testutil.NodeModules(t, "unleash-proxy-client")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedSDKFlags(t, h)
 		for _, post := range []string{"0", "1"} {

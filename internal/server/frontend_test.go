@@ -29,6 +29,7 @@ func (ft frontendToggles) names() string {
 }
 
 func TestFrontendAPI(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "on-dev")
 		createFlag(t, h, "off-dev")
@@ -140,6 +141,7 @@ func TestFrontendAPI(t *testing.T) {
 // semantics: a currentTime in the request is honoured, and a dependency on
 // a parent that is off in the environment is evaluated like any other.
 func TestFrontendAPIContext(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		constrained := func(name string, constraints ...map[string]any) {
 			createFlag(t, h, name)

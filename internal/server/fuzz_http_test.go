@@ -39,6 +39,7 @@ import (
 // BUNTING_FUZZ_HTTP_N sets the number of requests per database (default
 // 6,000; `make fuzz-http` runs 60,000), BUNTING_FUZZ_HTTP_SEED the seed.
 func TestHTTPFuzz(t *testing.T) {
+	t.Parallel()
 	n := 6000
 	if v, err := strconv.Atoi(os.Getenv("BUNTING_FUZZ_HTTP_N")); err == nil && v > 0 {
 		n = v

@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
-	"github.com/bunting-flags/bunting/internal/store"
 )
 
 func mustJSON(t testing.TB, v any) []byte {
@@ -31,26 +29,6 @@ func envPath(name, env string) string { return featurePath(name) + "/environment
 func createFlag(t *testing.T, h *servertest.Harness, name string) {
 	t.Helper()
 	h.Do(t, "POST", featuresURL, h.AdminToken, map[string]any{"name": name}).Want(t, 201)
-}
-
-// userToken creates a user with a root role and a personal token for it.
-func userToken(t *testing.T, h *servertest.Harness, username, role string) string {
-	t.Helper()
-	secret := "user:" + username + "-secret"
-	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		id, err := tx.InsertUser(store.User{Username: &username, RootRole: role, CreatedAt: tx.Now()})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.InsertUserToken(store.UserToken{UserID: id, CreatedAt: tx.Now()}, secret); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "user-created", Actor: store.Actor{Name: "test"}, Data: map[string]any{"username": username}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return secret
 }
 
 // eventsOf returns the newest events of a type for a flag.

@@ -15,6 +15,7 @@ import (
 // routes where they used to reach SQL. Every one is a 400 ValidationError
 // naming the property, the same on SQLite and PostgreSQL.
 func TestTextAndNumbersNoDatabaseCanStore(t *testing.T) {
+	t.Parallel()
 	const stop = `"start":"2026-01-01T00:00:00Z","stop":"2026-01-01T00:01:00Z"`
 	type hostileCase struct{ method, path, token, body, want string }
 	answers := map[string][]string{} // by database: "status message" per case

@@ -10,6 +10,7 @@ import (
 // The connection limits come from the environment and the flags (which
 // win); a bad value names its variable.
 func TestParseConfigConnectionLimits(t *testing.T) {
+	t.Parallel()
 	cfg, err := ParseConfig(nil, envMap(nil), io.Discard)
 	if err != nil || cfg.HTTP.ReadTimeout != 30*time.Second || cfg.HTTP.WriteTimeout != time.Minute ||
 		cfg.HTTP.IdleTimeout != 2*time.Minute || cfg.HTTP.ReadHeaderTimeout != 10*time.Second || cfg.HTTP.MaxHeaderBytes != 64<<10 {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPanicBecomesErrorBody(t *testing.T) {
+	t.Parallel()
 	s := &Server{cfg: DefaultConfig()}
 	s.log = slog.New(slog.DiscardHandler)
 	h := s.observe(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
@@ -25,6 +26,7 @@ func TestPanicBecomesErrorBody(t *testing.T) {
 }
 
 func TestBearer(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"abc": "abc", "Bearer abc": "abc", "bearer   abc": "abc", "BEARER\tabc": "abc", " abc ": "abc", "Bearerabc": "Bearerabc", "": "",
 	} {
@@ -37,6 +39,7 @@ func TestBearer(t *testing.T) {
 // A request's own X-Request-Id (up to 64 characters) comes back; otherwise
 // each response gets a new id.
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	s := &Server{cfg: DefaultConfig()}
 	s.log = slog.New(slog.DiscardHandler)
 	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))

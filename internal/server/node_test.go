@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,31 +14,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
-
-// nodeModules finds the pinned npm packages; missing ones skip the test,
-// or fail it when BUNTING_REQUIRE_FIXTURES=1.
-func nodeModules(t *testing.T, pkgs ...string) string {
-	t.Helper()
-	dir := os.Getenv("BUNTING_NODE_MODULES")
-	if dir == "" {
-		dir, _ = filepath.Abs("../../test/node/node_modules")
-	}
-	_, nodeErr := exec.LookPath("node")
-	missing := nodeErr != nil
-	for _, p := range pkgs {
-		if _, err := os.Stat(filepath.Join(dir, p, "package.json")); err != nil {
-			missing = true
-		}
-	}
-	if missing {
-		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
-			t.Fatalf("node or npm packages %v missing under %s (run make node-deps)", pkgs, dir)
-		}
-		t.Skipf("node or npm packages %v missing under %s", pkgs, dir)
-	}
-	return dir
-}
 
 func nodeCommand(ctx context.Context, modules, script string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join("testdata", "node", script)}, args...)...)
@@ -67,7 +43,9 @@ func seedSDKFlags(t *testing.T, h *servertest.Harness) {
 }
 
 func TestNodeSDKReadsFlagsAndPostsMetrics(t *testing.T) {
-	modules := nodeModules(t, "unleash-client")
+	t.Parallel()
+	testutil.Node(t)
+	modules := testutil.NodeModules(t, "unleash-client")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedSDKFlags(t, h)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -101,21 +79,13 @@ func TestNodeSDKReadsFlagsAndPostsMetrics(t *testing.T) {
 	})
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func TestReferenceNodeProxyUsesServerAsUpstream(t *testing.T) {
-	modules := nodeModules(t, "@unleash/proxy")
+	t.Parallel()
+	testutil.Node(t)
+	modules := testutil.NodeModules(t, "@unleash/proxy")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedSDKFlags(t, h)
-		port := freePort(t)
+		port := testutil.FreePort(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		cmd := nodeCommand(ctx, modules, "proxy.js", h.URL+"/api/", h.ClientToken, strconv.Itoa(port))

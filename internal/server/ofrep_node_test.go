@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // seedOFREPFlags creates one flag of each OpenFeature type in development.
@@ -42,7 +43,9 @@ func seedOFREPFlags(t *testing.T, h *servertest.Harness) {
 // provider finds no value of the default's type), an unknown flag and a
 // type mismatch.
 func TestOpenFeatureNodeProvider(t *testing.T) {
-	modules := nodeModules(t, "@openfeature/ofrep-provider", "@openfeature/server-sdk")
+	t.Parallel()
+	testutil.Node(t)
+	modules := testutil.NodeModules(t, "@openfeature/ofrep-provider", "@openfeature/server-sdk")
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedOFREPFlags(t, h)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestOperationsSurface(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		for _, p := range []string{"/health", "/internal-backstage/health"} {
 			if got := h.Do(t, "GET", p, "", nil).Want(t, 200).Map(t); got["health"] != "GOOD" {
@@ -33,6 +34,7 @@ func TestOperationsSurface(t *testing.T) {
 }
 
 func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
 	h := servertest.Start(t, servertest.NewSQLite(t))
 	res := h.Do(t, "GET", "/docs/openapi.json", "", nil).Want(t, 200)
 	var doc struct {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPatchFeatureAndStrategy(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		f := h.Do(t, "PATCH", featurePath("f1"), h.AdminToken, []any{

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		h.Do(t, "GET", "/api/admin/projects", "", nil).WantError(t, 401, "AuthenticationRequired")
 		h.Do(t, "GET", "/api/admin/projects", "*:*.wrong", nil).WantError(t, 401, "AuthenticationRequired")
@@ -21,6 +22,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestCrossCuttingErrors(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		h.Do(t, "GET", "/api/admin/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "/api/admin/nope")
 		h.Do(t, "DELETE", "/health", "", nil).WantError(t, 404, "NotFoundError")
@@ -38,6 +40,7 @@ func TestCrossCuttingErrors(t *testing.T) {
 }
 
 func TestFeatureTypes(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var body struct {
 			Version int
@@ -65,6 +68,7 @@ func TestFeatureTypes(t *testing.T) {
 }
 
 func TestProjectsListOnFreshDatabase(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var body struct {
 			Version  int
@@ -79,6 +83,7 @@ func TestProjectsListOnFreshDatabase(t *testing.T) {
 }
 
 func TestBootstrapTokensWriteEvents(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var body struct {
 			Version     int

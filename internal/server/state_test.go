@@ -57,6 +57,7 @@ type exportDoc struct {
 }
 
 func TestStateExport(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedState(t, h)
 		var doc exportDoc
@@ -111,6 +112,7 @@ func TestStateExport(t *testing.T) {
 }
 
 func TestStateImport(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		seedState(t, h)
 		exported := h.Do(t, "GET", "/api/admin/state/export", h.AdminToken, nil).Want(t, 200).Body

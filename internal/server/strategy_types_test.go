@@ -7,6 +7,7 @@ import (
 )
 
 func TestStrategyTypesLifecycle(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var list struct {
 			Version    int
@@ -73,6 +74,7 @@ func TestStrategyTypesLifecycle(t *testing.T) {
 }
 
 func TestFeatureTypeLifetime(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		got := h.Do(t, "PUT", "/api/admin/feature-types/Release/lifetime", h.AdminToken, map[string]any{"lifetimeDays": 10}).Want(t, 200).Map(t)
 		if got["id"] != "release" || got["lifetimeDays"] != float64(10) {

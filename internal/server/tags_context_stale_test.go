@@ -10,6 +10,7 @@ import (
 )
 
 func TestTagTypesAndTags(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var tt struct {
 			Version  int
@@ -101,6 +102,7 @@ func TestTagTypesAndTags(t *testing.T) {
 }
 
 func TestContextFields(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var fields []map[string]any
 		h.Do(t, "GET", "/api/admin/context", h.AdminToken, nil).Want(t, 200).JSON(t, &fields)
@@ -147,6 +149,7 @@ func TestContextFields(t *testing.T) {
 }
 
 func TestStalenessAndProjectHealth(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		for _, f := range []string{"old", "young", "switch", "gone"} {
 			typ := "release"

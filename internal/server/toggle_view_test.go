@@ -11,6 +11,7 @@ import (
 // (strategies joined with their segment links, dependencies and children
 // in one query); it must still show every link, in order.
 func TestToggleReturnsTheWholeFlag(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		c := []map[string]any{{"contextName": "userId", "operator": "IN", "values": []string{"1"}}}
 		var seg1, seg2 struct{ ID int }

@@ -47,6 +47,7 @@ func namesAndWeights(vs []any) []string {
 func itoaFloat(v any) string { return itoa(int64(v.(float64))) }
 
 func TestStoredConfigurationAsUnleash(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		strategies := func(flag string) string { return envPath(flag, "development") + "/strategies" }
 
@@ -225,6 +226,7 @@ func TestStoredConfigurationAsUnleash(t *testing.T) {
 }
 
 func TestConstraintAndVariantValidationAsUnleash(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "checked")
 		base := envPath("checked", "development") + "/strategies"

@@ -16,6 +16,7 @@ import (
 // holder of the public frontend token can write is bounded by the
 // configuration. Counts saturate instead of overflowing the database.
 func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		h.Do(t, "PUT", envPath("f1", "development")+"/variants", h.AdminToken, []any{map[string]any{"name": "blue", "weight": 1000}}).Want(t, 200)
@@ -83,6 +84,7 @@ func sorted(s []string) []string {
 // Malformed reports get a 400 naming the property, on the metrics and
 // register endpoints of both APIs; nothing reaches the database as a 500.
 func TestMetricsAndRegisterRejectMalformedInput(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "f1")
 		now := time.Now().UTC().Format(time.RFC3339)

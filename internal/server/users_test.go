@@ -7,6 +7,7 @@ import (
 )
 
 func TestUserProfileAndRootRoles(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		viewer := accountToken(t, h, "viewer-bot", 3)
 		editor := accountToken(t, h, "editor-bot", 2)
@@ -60,6 +61,7 @@ func TestUserProfileAndRootRoles(t *testing.T) {
 }
 
 func TestServiceAccountsAndTokens(t *testing.T) {
+	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		var acct struct {
 			ID       int64

@@ -7,6 +7,7 @@ import (
 
 // urlFriendly must accept exactly what the pattern it replaced accepted.
 func TestURLFriendlyMatchesThePattern(t *testing.T) {
+	t.Parallel()
 	pattern := regexp.MustCompile(`^[A-Za-z0-9\-_.!~*'()]+$`)
 	for _, name := range []string{
 		"", "a", "my-flag", "A.b_c~d-9", "it's(ok)!*", "..", "with space", "slash/", "percent%20",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // actionSet is a create body that turns flag off in development when a
@@ -132,7 +133,7 @@ func TestActionSetValidation(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		source, _ := endpoint(t, h, "alerts")
 		actor := serviceAccount(t, h, "bot", "Editor")
-		person := userToken(t, h, "someone", "Admin")
+		person := h.UserToken(t, "someone", "Admin")
 		_ = person
 		base := "/api/admin/projects/default/actions"
 		valid := func() map[string]any { return actionSet("s", actor, source, "TOGGLE_FEATURE_OFF", "f") }
@@ -228,7 +229,7 @@ func TestSignalTurnsFlagOff(t *testing.T) {
 		signal(t, h, "alerts", token, map[string]any{"severity": "critical", "service": "checkout"}).Want(t, 200)
 		// Prompt, not timed: the reference waits up to a minute, and the
 		// signal-to-flag benchmark measures the real figure (milliseconds).
-		eventually(t, 10*time.Second, "flag still on", func() bool { return !flagEnabled(t, h, "checkout") })
+		testutil.Eventually(t, 10*time.Second, "flag still on", func() bool { return !flagEnabled(t, h, "checkout") })
 		t.Logf("signal to flag change: %v", time.Since(start))
 		evs := events(t, h, "feature-environment-disabled")
 		if len(evs) != 1 || evs[0].CreatedBy != "alert-bot" || evs[0].CreatedByUserID == nil || *evs[0].CreatedByUserID != actor ||
@@ -236,7 +237,7 @@ func TestSignalTurnsFlagOff(t *testing.T) {
 			t.Fatalf("flag event: %+v", evs)
 		}
 		var rs []runJSON
-		eventually(t, 2*time.Second, "run not finished", func() bool {
+		testutil.Eventually(t, 2*time.Second, "run not finished", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -259,7 +260,7 @@ func TestActorLacksPermission(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/projects/default/actions", h.AdminToken, body).Want(t, 201).JSON(t, &a)
 		signal(t, h, "alerts", token, map[string]any{"severity": "critical"}).Want(t, 200)
 		var rs []runJSON
-		eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -296,7 +297,7 @@ func TestActionsStopAtFirstFailure(t *testing.T) {
 		}
 		signal(t, h, "alerts", token, nil).Want(t, 200)
 		var rs []runJSON
-		eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -339,7 +340,7 @@ func TestFiltersUseTheEngine(t *testing.T) {
 			t.Fatal("a non-matching signal ran the action set")
 		}
 		signal(t, h, "alerts", token, map[string]any{"errorRate": 7.5, "service": "checkout-api", "env": "prod"}).Want(t, 200)
-		eventually(t, 2*time.Second, "matching signal did not turn the flag off", func() bool { return !flagEnabled(t, h, "checkout") })
+		testutil.Eventually(t, 2*time.Second, "matching signal did not turn the flag off", func() bool { return !flagEnabled(t, h, "checkout") })
 	}, fastRate)
 }
 
@@ -365,12 +366,12 @@ func TestByTag(t *testing.T) {
 			t.Fatalf("project not filled in: %+v", a.Actions[0])
 		}
 		signal(t, h, "alerts", token, nil).Want(t, 200)
-		eventually(t, 2*time.Second, "tagged flags still on", func() bool { return !flagEnabled(t, h, "pay-a") && !flagEnabled(t, h, "pay-b") })
+		testutil.Eventually(t, 2*time.Second, "tagged flags still on", func() bool { return !flagEnabled(t, h, "pay-a") && !flagEnabled(t, h, "pay-b") })
 		if !flagEnabled(t, h, "search") {
 			t.Fatal("an untagged flag was switched off")
 		}
 		var rs []runJSON
-		eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -383,7 +384,7 @@ func TestByTag(t *testing.T) {
 			"executionParams": map[string]string{"environment": "staging", "tag": "simple:payments"}}}
 		h.Do(t, "PUT", fmt.Sprintf("/api/admin/projects/default/actions/%d", a.ID), h.AdminToken, body).Want(t, 200)
 		signal(t, h, "alerts", token, nil).Want(t, 200)
-		eventually(t, 2*time.Second, "no second finished run", func() bool {
+		testutil.Eventually(t, 2*time.Second, "no second finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 2 && rs[0].State != "started"
 		})

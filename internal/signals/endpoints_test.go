@@ -81,7 +81,7 @@ func TestEndpointLifecycle(t *testing.T) {
 
 func TestEndpointManagementNeedsAdmin(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
-		editor := userToken(t, h, "ed", "Editor")
+		editor := h.UserToken(t, "ed", "Editor")
 		id, _ := endpoint(t, h, "alerts")
 		path := fmt.Sprintf("/api/admin/signal-endpoints/%d", id)
 		calls := []struct{ method, path string }{
@@ -95,7 +95,7 @@ func TestEndpointManagementNeedsAdmin(t *testing.T) {
 			h.Do(t, c.method, c.path, h.ClientToken, map[string]any{"name": "x"}).WantError(t, 403, "NoAccessError")
 			h.Do(t, c.method, c.path, "", map[string]any{"name": "x"}).WantError(t, 401, "AuthenticationRequired")
 		}
-		admin := userToken(t, h, "root", "Admin")
+		admin := h.UserToken(t, "root", "Admin")
 		h.Do(t, "GET", "/api/admin/signal-endpoints", admin, nil).Want(t, 200)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // fastRate lets tests post many signals in a row.
@@ -42,29 +43,6 @@ func serviceAccount(t testing.TB, h *servertest.Harness, username, role string) 
 	return sa.ID
 }
 
-// userToken creates a (non-service) user with a root role and returns a
-// personal access token secret for it. Bunting has no user-management API
-// (users come from outside), so the user is written through the store, in
-// a transaction with its event.
-func userToken(t testing.TB, h *servertest.Harness, username, role string) string {
-	t.Helper()
-	secret := "user:" + server.RandomHex(28)
-	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		id, err := tx.InsertUser(store.User{Username: &username, RootRole: role, CreatedAt: time.Now()})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.InsertUserToken(store.UserToken{UserID: id, CreatedAt: time.Now()}, secret); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "user-created", Actor: store.Actor{Name: "test"}, Data: map[string]any{"id": id}})
-	})
-	if err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	return secret
-}
-
 // flag creates a kill-switch flag in project default through the admin
 // API and turns it on in development (which gives it a default strategy).
 func flag(t testing.TB, h *servertest.Harness, name string) {
@@ -79,19 +57,6 @@ func flagEnabled(t testing.TB, h *servertest.Harness, name string) bool {
 	var fe struct{ Enabled bool }
 	h.Do(t, "GET", "/api/admin/projects/default/features/"+name+"/environments/development", h.AdminToken, nil).Want(t, 200).JSON(t, &fe)
 	return fe.Enabled
-}
-
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("after %v: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Since(start)
 }
 
 // events returns the events of a type, newest first.
@@ -113,7 +78,7 @@ func signal(t testing.TB, h *servertest.Harness, name, token string, body any) *
 // allProcessed waits until every stored signal has been processed.
 func allProcessed(t testing.TB, h *servertest.Harness) {
 	t.Helper()
-	eventually(t, 5*time.Second, "signals left unprocessed", func() bool {
+	testutil.Eventually(t, 5*time.Second, "signals left unprocessed", func() bool {
 		n, err := h.Store.Q(context.Background()).CountUnprocessedSignals()
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // TestTwoInstancesProcessEachSignalOnce starts two servers on one database
@@ -42,7 +43,7 @@ func TestTwoInstancesProcessEachSignalOnce(t *testing.T) {
 		wg.Wait()
 		total := 2 * perInstance
 		var rs []runJSON
-		eventually(t, 10*time.Second, "not every signal was processed", func() bool {
+		testutil.Eventually(t, 10*time.Second, "not every signal was processed", func() bool {
 			var body struct{ ActionSetEvents []runJSON }
 			b.Do(t, "GET", fmt.Sprintf("/api/admin/projects/default/actions/%d/events?limit=100", set.ID), b.AdminToken, nil).
 				Want(t, 200).JSON(t, &body)
@@ -266,7 +267,7 @@ func TestAbandonedClaimIsProcessed(t *testing.T) {
 			t.Fatal("the flag was switched off while the signal was claimed by the stopped instance")
 		}
 
-		waited := eventually(t, 10*time.Second, "the abandoned signal was never processed", func() bool {
+		waited := testutil.Eventually(t, 10*time.Second, "the abandoned signal was never processed", func() bool {
 			return !flagEnabled(t, a, "checkout")
 		})
 		allProcessed(t, a)

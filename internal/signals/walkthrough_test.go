@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -85,7 +86,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		flag(t, h, "checkout")
 		proxyEnabled := startProxy(t, h)
-		eventually(t, 5*time.Second, "proxy does not show the flag on", func() bool { return proxyEnabled("checkout") })
+		testutil.Eventually(t, 5*time.Second, "proxy does not show the flag on", func() bool { return proxyEnabled("checkout") })
 		if !clientFlagEnabled(t, h, "checkout") {
 			t.Fatal("flag should start on")
 		}
@@ -96,9 +97,9 @@ func TestAlertingWalkthrough(t *testing.T) {
 
 		start := time.Now()
 		signal(t, h, "grafana", token, map[string]any{"severity": "critical", "alert": "checkout 5xx"}).Want(t, 200)
-		eventually(t, 10*time.Second, "client API still shows the flag on", func() bool { return !clientFlagEnabled(t, h, "checkout") })
+		testutil.Eventually(t, 10*time.Second, "client API still shows the flag on", func() bool { return !clientFlagEnabled(t, h, "checkout") })
 		toClient := time.Since(start)
-		eventually(t, 10*time.Second, "proxy still shows the flag on", func() bool { return !proxyEnabled("checkout") })
+		testutil.Eventually(t, 10*time.Second, "proxy still shows the flag on", func() bool { return !proxyEnabled("checkout") })
 		t.Logf("signal to flag off: client API %v, proxy %v", toClient, time.Since(start))
 		var evs struct {
 			Events []struct {

@@ -73,22 +73,9 @@ func scanActionSet(sc interface{ Scan(...any) error }) (ActionSet, error) {
 }
 
 func (q Q) actionSetsWhere(cond string, args ...any) ([]ActionSet, error) {
-	rows, err := q.query(`SELECT `+actionSetColumns+` FROM action_sets WHERE `+cond+` ORDER BY id`, args...)
+	out, err := collect(q, scanActionSet, `SELECT `+actionSetColumns+` FROM action_sets WHERE `+cond+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, err
-	}
-	out := []ActionSet{}
-	for rows.Next() {
-		a, err := scanActionSet(rows)
-		if err != nil {
-			rows.Close()
-			return nil, q.s.translate(err)
-		}
-		out = append(out, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, q.s.translate(err)
 	}
 	for i := range out {
 		if out[i].Actions, err = q.actions(out[i].ID); err != nil {
@@ -112,11 +99,7 @@ func (q Q) EnabledActionSetsForSource(source string, sourceID int64) ([]ActionSe
 // ActionSetNamesForSource lists the names of the action sets (enabled or
 // not) that listen to an endpoint.
 func (q Q) ActionSetNamesForSource(sourceID int64) ([]string, error) {
-	rows, err := q.query(`SELECT project || '/' || name FROM action_sets WHERE source_id = $1 ORDER BY id`, sourceID)
-	if err != nil {
-		return nil, err
-	}
-	return collectStrings(q, rows)
+	return collect(q, scanString, `SELECT project || '/' || name FROM action_sets WHERE source_id = $1 ORDER BY id`, sourceID)
 }
 
 // ActionSet returns one action set of a project, or NotFound.
@@ -139,31 +122,21 @@ func (q Q) CountActionSets(project string) (int, error) {
 }
 
 func (q Q) actions(setID int64) ([]Action, error) {
-	rows, err := q.query(`SELECT id, action, sort_order, execution_params, created_at, created_by_user_id
-		FROM actions WHERE action_set_id = $1 ORDER BY sort_order, id`, setID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Action{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (Action, error) {
 		var (
 			a       Action
 			params  string
 			created int64
 			by      sql.NullInt64
 		)
-		if err := rows.Scan(&a.ID, &a.Action, &a.SortOrder, &params, &created, &by); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&a.ID, &a.Action, &a.SortOrder, &params, &created, &by); err != nil {
+			return a, err
 		}
 		a.CreatedAt, a.CreatedByUserID = FromMillis(created), int64Ptr(by)
 		a.ExecutionParams = map[string]string{}
-		if err := decodeJSON(params, &a.ExecutionParams); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, q.s.translate(rows.Err())
+		return a, decodeJSON(params, &a.ExecutionParams)
+	}, `SELECT id, action, sort_order, execution_params, created_at, created_by_user_id
+		FROM actions WHERE action_set_id = $1 ORDER BY sort_order, id`, setID)
 }
 
 // InsertActionSet creates an action set with its actions and returns its id.
@@ -249,36 +222,23 @@ func (q Q) UpdateActionSetEvent(id int64, state string, actionSet json.RawMessag
 
 // ActionSetEvents lists an action set's runs, newest first.
 func (q Q) ActionSetEvents(setID int64, limit, offset int) ([]ActionSetEvent, error) {
-	rows, err := q.query(`SELECT id, action_set_id, signal_id, state, signal, action_set, created_at FROM action_set_events
-		WHERE action_set_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3`, setID, max(limit, 1), max(offset, 0))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []ActionSetEvent{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (ActionSetEvent, error) {
 		var (
 			e               ActionSetEvent
 			signal, actions string
 			created         int64
 		)
-		if err := rows.Scan(&e.ID, &e.ActionSetID, &e.SignalID, &e.State, &signal, &actions, &created); err != nil {
-			return nil, q.s.translate(err)
-		}
+		err := row.Scan(&e.ID, &e.ActionSetID, &e.SignalID, &e.State, &signal, &actions, &created)
 		e.Signal, e.ActionSet, e.CreatedAt = json.RawMessage(signal), json.RawMessage(actions), FromMillis(created)
-		out = append(out, e)
-	}
-	return out, q.s.translate(rows.Err())
+		return e, err
+	}, `SELECT id, action_set_id, signal_id, state, signal, action_set, created_at FROM action_set_events
+		WHERE action_set_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3`, setID, max(limit, 1), max(offset, 0))
 }
 
 // FeatureNamesByTag lists the names of a project's flags (not archived)
 // that carry a tag, by name; the by-tag actions switch them.
 func (q Q) FeatureNamesByTag(project, tagType, tagValue string) ([]string, error) {
-	rows, err := q.query(`SELECT f.name FROM features f JOIN feature_tags t ON t.feature_name = f.name
+	return collect(q, scanString, `SELECT f.name FROM features f JOIN feature_tags t ON t.feature_name = f.name
 		WHERE f.project_id = $1 AND f.archived_at IS NULL AND t.tag_type = $2 AND t.tag_value = $3 ORDER BY f.name`,
 		project, tagType, tagValue)
-	if err != nil {
-		return nil, err
-	}
-	return collectStrings(q, rows)
 }

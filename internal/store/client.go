@@ -54,18 +54,5 @@ func (s *Store) ClientData(q Q) (*ClientData, error) {
 }
 
 func (q Q) allFeatureEnvironments() ([]FeatureEnvironment, error) {
-	rows, err := q.query(`SELECT feature_name, environment, enabled, variants, last_seen_at FROM feature_environments`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []FeatureEnvironment
-	for rows.Next() {
-		fe, err := scanFeatureEnvironment(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, fe)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanFeatureEnvironment, `SELECT feature_name, environment, enabled, variants, last_seen_at FROM feature_environments`)
 }

@@ -41,20 +41,7 @@ func scanContextField(sc interface{ Scan(...any) error }) (ContextField, error) 
 
 // ContextFields lists the context fields by sort order and name.
 func (q Q) ContextFields() ([]ContextField, error) {
-	rows, err := q.query(`SELECT ` + contextFieldColumns + ` FROM context_fields ORDER BY sort_order, name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []ContextField{}
-	for rows.Next() {
-		f, err := scanContextField(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, f)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanContextField, `SELECT `+contextFieldColumns+` FROM context_fields ORDER BY sort_order, name`)
 }
 
 // ContextField returns one context field or a NotFound error.

@@ -8,63 +8,48 @@ func (q Q) Dependencies(child string) ([]Dependency, error) {
 		query += ` WHERE child = $1`
 		args = append(args, child)
 	}
-	rows, err := q.query(query+` ORDER BY child, parent`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Dependency{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (Dependency, error) {
 		var d Dependency
 		var variants string
-		if err := rows.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
+			return d, err
 		}
-		if err := decodeJSON(variants, &d.Variants); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, d)
-	}
-	return out, q.s.translate(rows.Err())
+		return d, decodeJSON(variants, &d.Variants)
+	}, query+` ORDER BY child, parent`, args...)
 }
 
 // Children lists the flags that depend on parent.
 func (q Q) Children(parent string) ([]string, error) {
-	rows, err := q.query(`SELECT child FROM feature_dependencies WHERE parent = $1 ORDER BY child`, parent)
-	if err != nil {
-		return nil, err
-	}
-	return collectStrings(q, rows)
+	return collect(q, scanString, `SELECT child FROM feature_dependencies WHERE parent = $1 ORDER BY child`, parent)
 }
 
 // DependencyLinks returns, in one query, the flags feature depends on (as
 // Dependencies would) and the flags that depend on it (as Children would).
 func (q Q) DependencyLinks(feature string) (deps []Dependency, children []string, err error) {
-	rows, err := q.query(`SELECT child, parent, enabled, variants FROM feature_dependencies
-		WHERE child = $1 OR parent = $1 ORDER BY child, parent`, feature)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
 	deps, children = []Dependency{}, []string{}
-	for rows.Next() {
+	err = q.eachRow(func(row scanner) error {
 		var d Dependency
 		var variants string
-		if err := rows.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
-			return nil, nil, q.s.translate(err)
+		if err := row.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
+			return err
 		}
 		if d.Feature == feature {
 			children = append(children, d.Child)
 		}
 		if d.Child != feature {
-			continue
+			return nil
 		}
 		if err := decodeJSON(variants, &d.Variants); err != nil {
-			return nil, nil, q.s.translate(err)
+			return err
 		}
 		deps = append(deps, d)
+		return nil
+	}, `SELECT child, parent, enabled, variants FROM feature_dependencies
+		WHERE child = $1 OR parent = $1 ORDER BY child, parent`, feature)
+	if err != nil {
+		return nil, nil, err
 	}
-	return deps, children, q.s.translate(rows.Err())
+	return deps, children, nil
 }
 
 // UpsertDependency adds or replaces child's dependency on d.Feature.

@@ -10,20 +10,11 @@ const environmentColumns = `name, type, sort_order, enabled, protected`
 
 // Environments lists every environment by sort order.
 func (q Q) Environments() ([]Environment, error) {
-	rows, err := q.query(`SELECT ` + environmentColumns + ` FROM environments ORDER BY sort_order, name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Environment
-	for rows.Next() {
+	return collect(q, func(row scanner) (Environment, error) {
 		var e Environment
-		if err := rows.Scan(&e.Name, &e.Type, &e.SortOrder, &e.Enabled, &e.Protected); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, e)
-	}
-	return out, q.s.translate(rows.Err())
+		err := row.Scan(&e.Name, &e.Type, &e.SortOrder, &e.Enabled, &e.Protected)
+		return e, err
+	}, `SELECT `+environmentColumns+` FROM environments ORDER BY sort_order, name`)
 }
 
 // Environment returns one environment or a NotFound error.
@@ -77,22 +68,17 @@ type EnvironmentCounts struct {
 func (q Q) EnvironmentCounts() (map[string]EnvironmentCounts, error) {
 	out := map[string]EnvironmentCounts{}
 	add := func(query string, set func(*EnvironmentCounts, int)) error {
-		rows, err := q.query(query)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return q.eachRow(func(row scanner) error {
 			var name string
 			var n int
-			if err := rows.Scan(&name, &n); err != nil {
-				return q.s.translate(err)
+			if err := row.Scan(&name, &n); err != nil {
+				return err
 			}
 			c := out[name]
 			set(&c, n)
 			out[name] = c
-		}
-		return q.s.translate(rows.Err())
+			return nil
+		}, query)
 	}
 	if err := add(`SELECT environment_name, COUNT(*) FROM project_environments GROUP BY environment_name`,
 		func(c *EnvironmentCounts, n int) { c.ProjectCount = n }); err != nil {

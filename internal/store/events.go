@@ -140,20 +140,7 @@ func (q Q) selectEvents(from string, conds []string, order string, args []any, l
 	}
 	query := `SELECT e.id, e.type, e.created_by, e.created_by_user_id, e.created_at, e.data, e.pre_data, e.tags, e.feature_name, e.project, e.environment
 		FROM ` + from + where(conds) + ` ORDER BY ` + order + ` LIMIT ` + arg(limit) + ` OFFSET ` + arg(max(offset, 0))
-	rows, err := q.query(query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Event{}
-	for rows.Next() {
-		ev, err := scanEvent(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, ev)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanEvent, query, args...)
 }
 
 // eventText is the text the free-text index holds for an event: its type,

@@ -111,23 +111,22 @@ func (s *Store) drawGramSample(ctx context.Context, latest int64) (*gramSample, 
 		}
 		query = strings.Join(blocks, " UNION ALL ")
 	}
-	rows, err := s.db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, s.translate(err)
-	}
-	defer rows.Close()
 	sample := &gramSample{at: time.Now(), latest: latest, counts: map[string]int{}}
 	var text string
-	for rows.Next() {
-		if err := rows.Scan(&text); err != nil {
-			return nil, s.translate(err)
+	err := s.Q(ctx).eachRow(func(row scanner) error {
+		if err := row.Scan(&text); err != nil {
+			return err
 		}
 		for _, g := range trigrams(strings.ToLower(text)) {
 			sample.counts[g]++
 		}
 		sample.docs++
+		return nil
+	}, query)
+	if err != nil {
+		return nil, err
 	}
-	return sample, s.translate(rows.Err())
+	return sample, nil
 }
 
 // trigrams returns the distinct three-character substrings of s in order.

@@ -62,20 +62,7 @@ func (q Q) Features(project string, archived bool) ([]Feature, error) {
 		query += ` AND project_id = $1`
 		args = append(args, project)
 	}
-	rows, err := q.query(query+` ORDER BY created_at, name`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Feature{}
-	for rows.Next() {
-		f, err := scanFeature(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, f)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanFeature, query+` ORDER BY created_at, name`, args...)
 }
 
 // InsertFeature creates a flag, disabled in every environment of its project.
@@ -125,22 +112,9 @@ func (q Q) DeleteFeature(name string) error {
 // FeatureEnvironments lists a flag's state in each environment, ordered
 // like the environments.
 func (q Q) FeatureEnvironments(feature string) ([]FeatureEnvironment, error) {
-	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at
+	return collect(q, scanFeatureEnvironment, `SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at
 		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
 		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []FeatureEnvironment{}
-	for rows.Next() {
-		fe, err := scanFeatureEnvironment(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, fe)
-	}
-	return out, q.s.translate(rows.Err())
 }
 
 // FeatureWithEnvironment returns a flag of project with its state in env
@@ -195,31 +169,21 @@ type FeatureEnvironmentDetail struct {
 // FeatureEnvironments, with each environment's type and sort order, in one
 // query.
 func (q Q) FeatureEnvironmentDetails(feature string) ([]FeatureEnvironmentDetail, error) {
-	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at, e.type, e.sort_order
-		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
-		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []FeatureEnvironmentDetail{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (FeatureEnvironmentDetail, error) {
 		var (
 			d        FeatureEnvironmentDetail
 			variants string
 			lastSeen sql.NullInt64
 		)
-		if err := rows.Scan(&d.FeatureName, &d.Environment, &d.Enabled, &variants, &lastSeen, &d.Type, &d.SortOrder); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&d.FeatureName, &d.Environment, &d.Enabled, &variants, &lastSeen, &d.Type, &d.SortOrder); err != nil {
+			return d, err
 		}
 		d.LastSeenAt = timePtr(lastSeen)
 		d.Variants = []engine.Variant{}
-		if err := decodeJSON(variants, &d.Variants); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, d)
-	}
-	return out, q.s.translate(rows.Err())
+		return d, decodeJSON(variants, &d.Variants)
+	}, `SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at, e.type, e.sort_order
+		FROM feature_environments fe JOIN environments e ON e.name = fe.environment
+		WHERE fe.feature_name = $1 ORDER BY e.sort_order, e.name`, feature)
 }
 
 func scanFeatureEnvironment(sc interface{ Scan(...any) error }) (FeatureEnvironment, error) {

@@ -108,50 +108,42 @@ type UsageRow struct {
 
 // FeatureUsage returns a flag's hourly usage since a time, newest first.
 func (q Q) FeatureUsage(feature string, since time.Time) ([]UsageRow, error) {
-	rows, err := q.query(`SELECT feature_name, app_name, environment, hour, yes, no FROM client_metrics_hourly
-		WHERE feature_name = $1 AND hour >= $2 ORDER BY hour DESC, environment, app_name`, feature, Millis(since))
-	if err != nil {
-		return nil, err
-	}
 	out := []UsageRow{}
 	index := map[[3]string]int{}
 	key := func(app, env string, hour int64) [3]string {
 		return [3]string{app, env, FromMillis(hour).Format(time.RFC3339)}
 	}
-	func() {
-		defer rows.Close()
-		for rows.Next() {
-			var r UsageRow
-			var hour int64
-			if err = rows.Scan(&r.FeatureName, &r.AppName, &r.Environment, &hour, &r.Yes, &r.No); err != nil {
-				return
-			}
-			r.Timestamp, r.Variants = FromMillis(hour), map[string]int64{}
-			index[key(r.AppName, r.Environment, hour)] = len(out)
-			out = append(out, r)
+	err := q.eachRow(func(row scanner) error {
+		var r UsageRow
+		var hour int64
+		if err := row.Scan(&r.FeatureName, &r.AppName, &r.Environment, &hour, &r.Yes, &r.No); err != nil {
+			return err
 		}
-		err = rows.Err()
-	}()
-	if err != nil {
-		return nil, q.s.translate(err)
-	}
-	vrows, err := q.query(`SELECT app_name, environment, hour, variant, count FROM client_metrics_variants_hourly
-		WHERE feature_name = $1 AND hour >= $2`, feature, Millis(since))
+		r.Timestamp, r.Variants = FromMillis(hour), map[string]int64{}
+		index[key(r.AppName, r.Environment, hour)] = len(out)
+		out = append(out, r)
+		return nil
+	}, `SELECT feature_name, app_name, environment, hour, yes, no FROM client_metrics_hourly
+		WHERE feature_name = $1 AND hour >= $2 ORDER BY hour DESC, environment, app_name`, feature, Millis(since))
 	if err != nil {
 		return nil, err
 	}
-	defer vrows.Close()
-	for vrows.Next() {
+	err = q.eachRow(func(row scanner) error {
 		var app, env, variant string
 		var hour, n int64
-		if err := vrows.Scan(&app, &env, &hour, &variant, &n); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&app, &env, &hour, &variant, &n); err != nil {
+			return err
 		}
 		if i, ok := index[key(app, env, hour)]; ok {
 			out[i].Variants[variant] = n
 		}
+		return nil
+	}, `SELECT app_name, environment, hour, variant, count FROM client_metrics_variants_hourly
+		WHERE feature_name = $1 AND hour >= $2`, feature, Millis(since))
+	if err != nil {
+		return nil, err
 	}
-	return out, q.s.translate(vrows.Err())
+	return out, nil
 }
 
 // ApplicationInstance is a registered SDK instance as read back.
@@ -168,14 +160,7 @@ type ApplicationInstance struct {
 
 // Applications lists the registered SDK instances by app and instance.
 func (q Q) Applications() ([]ApplicationInstance, error) {
-	rows, err := q.query(`SELECT app_name, instance_id, environment, sdk_version, strategies, interval_ms, started_at, last_seen
-		FROM client_applications ORDER BY app_name, instance_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []ApplicationInstance{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (ApplicationInstance, error) {
 		var (
 			a          ApplicationInstance
 			sdk        sql.NullString
@@ -183,15 +168,12 @@ func (q Q) Applications() ([]ApplicationInstance, error) {
 			started    sql.NullInt64
 			lastSeen   int64
 		)
-		if err := rows.Scan(&a.AppName, &a.InstanceID, &a.Environment, &sdk, &strategies, &a.Interval, &started, &lastSeen); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&a.AppName, &a.InstanceID, &a.Environment, &sdk, &strategies, &a.Interval, &started, &lastSeen); err != nil {
+			return a, err
 		}
 		a.SDKVersion, a.StartedAt, a.LastSeen = strPtr(sdk), timePtr(started), FromMillis(lastSeen)
 		a.Strategies = []string{}
-		if err := decodeJSON(strategies, &a.Strategies); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, a)
-	}
-	return out, q.s.translate(rows.Err())
+		return a, decodeJSON(strategies, &a.Strategies)
+	}, `SELECT app_name, instance_id, environment, sdk_version, strategies, interval_ms, started_at, last_seen
+		FROM client_applications ORDER BY app_name, instance_id`)
 }

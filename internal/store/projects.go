@@ -22,20 +22,7 @@ func scanProject(sc interface{ Scan(...any) error }) (Project, error) {
 
 // Projects lists every project, ordered by name.
 func (q Q) Projects() ([]Project, error) {
-	rows, err := q.query(`SELECT ` + projectColumns + ` FROM projects ORDER BY name, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Project
-	for rows.Next() {
-		p, err := scanProject(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, p)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanProject, `SELECT `+projectColumns+` FROM projects ORDER BY name, id`)
 }
 
 // Project returns one project or a NotFound error.
@@ -96,35 +83,30 @@ type ProjectStats struct {
 
 // ProjectStats counts each project's active, stale and potentially stale flags.
 func (q Q) ProjectStats() (map[string]ProjectStats, error) {
-	rows, err := q.query(`SELECT project_id, COUNT(*),
+	out := map[string]ProjectStats{}
+	err := q.eachRow(func(row scanner) error {
+		var id string
+		var st ProjectStats
+		if err := row.Scan(&id, &st.FeatureCount, &st.StaleFeatureCount, &st.PotentiallyStaleFeatureCount); err != nil {
+			return err
+		}
+		out[id] = st
+		return nil
+	}, `SELECT project_id, COUNT(*),
 			SUM(CASE WHEN stale THEN 1 ELSE 0 END),
 			SUM(CASE WHEN potentially_stale AND NOT stale THEN 1 ELSE 0 END)
 		FROM features WHERE archived_at IS NULL GROUP BY project_id`)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]ProjectStats{}
-	for rows.Next() {
-		var id string
-		var st ProjectStats
-		if err := rows.Scan(&id, &st.FeatureCount, &st.StaleFeatureCount, &st.PotentiallyStaleFeatureCount); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out[id] = st
-	}
-	return out, q.s.translate(rows.Err())
+	return out, nil
 }
 
 // ProjectEnvironments lists the environment names connected to a project.
 func (q Q) ProjectEnvironments(project string) ([]string, error) {
-	rows, err := q.query(`SELECT pe.environment_name FROM project_environments pe
+	return collect(q, scanString, `SELECT pe.environment_name FROM project_environments pe
 		JOIN environments e ON e.name = pe.environment_name
 		WHERE pe.project_id = $1 ORDER BY e.sort_order, e.name`, project)
-	if err != nil {
-		return nil, err
-	}
-	return collectStrings(q, rows)
 }
 
 // AddProjectEnvironment connects an environment to a project; the project's
@@ -155,19 +137,6 @@ func (q Q) RemoveProjectEnvironment(project, env string) error {
 	_, err = q.exec(`DELETE FROM feature_environments WHERE environment = $2
 		AND feature_name IN (SELECT name FROM features WHERE project_id = $1)`, project, env)
 	return err
-}
-
-func collectStrings(q Q, rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, s)
-	}
-	return out, q.s.translate(rows.Err())
 }
 
 // errCause returns the wrapped driver error of a translated error.

@@ -26,20 +26,7 @@ func scanSegment(sc interface{ Scan(...any) error }) (Segment, error) {
 
 // Segments lists every segment by id.
 func (q Q) Segments() ([]Segment, error) {
-	rows, err := q.query(`SELECT ` + segmentColumns + ` FROM segments ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Segment{}
-	for rows.Next() {
-		sg, err := scanSegment(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, sg)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanSegment, `SELECT `+segmentColumns+` FROM segments ORDER BY id`)
 }
 
 // Segment returns one segment or a NotFound error.

@@ -8,20 +8,7 @@ import (
 
 // ServiceAccounts lists the service accounts by id.
 func (q Q) ServiceAccounts() ([]User, error) {
-	rows, err := q.query(`SELECT ` + userColumns + ` FROM users WHERE is_service ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, u)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanUser, `SELECT `+userColumns+` FROM users WHERE is_service ORDER BY id`)
 }
 
 // ServiceAccount returns one service account or a NotFound error.
@@ -53,27 +40,18 @@ func (q Q) DeleteUser(id int64) error {
 
 // UserTokens lists a user's access tokens, oldest first.
 func (q Q) UserTokens(userID int64) ([]UserToken, error) {
-	rows, err := q.query(`SELECT id, user_id, description, hint, expires_at, created_at, seen_at
-		FROM user_tokens WHERE user_id = $1 ORDER BY id`, userID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []UserToken{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (UserToken, error) {
 		var (
 			t             UserToken
 			desc          sql.NullString
 			expires, seen sql.NullInt64
 			created       int64
 		)
-		if err := rows.Scan(&t.ID, &t.UserID, &desc, &t.Hint, &expires, &created, &seen); err != nil {
-			return nil, q.s.translate(err)
-		}
+		err := row.Scan(&t.ID, &t.UserID, &desc, &t.Hint, &expires, &created, &seen)
 		t.Description, t.ExpiresAt, t.SeenAt, t.CreatedAt = strPtr(desc), timePtr(expires), timePtr(seen), FromMillis(created)
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+		return t, err
+	}, `SELECT id, user_id, description, hint, expires_at, created_at, seen_at
+		FROM user_tokens WHERE user_id = $1 ORDER BY id`, userID)
 }
 
 // DeleteUserToken removes one of a user's tokens and reports whether it existed.

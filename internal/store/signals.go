@@ -85,22 +85,9 @@ func int64Ptr(v sql.NullInt64) *int64 {
 
 // SignalEndpoints lists every endpoint with its tokens, by id.
 func (q Q) SignalEndpoints() ([]SignalEndpoint, error) {
-	rows, err := q.query(`SELECT ` + signalEndpointColumns + ` FROM signal_endpoints ORDER BY id`)
+	out, err := collect(q, scanSignalEndpoint, `SELECT `+signalEndpointColumns+` FROM signal_endpoints ORDER BY id`)
 	if err != nil {
 		return nil, err
-	}
-	out := []SignalEndpoint{}
-	for rows.Next() {
-		e, err := scanSignalEndpoint(rows)
-		if err != nil {
-			rows.Close()
-			return nil, q.s.translate(err)
-		}
-		out = append(out, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, q.s.translate(err)
 	}
 	for i := range out {
 		if out[i].Tokens, err = q.SignalEndpointTokens(out[i].ID); err != nil {
@@ -190,20 +177,7 @@ func scanSignalToken(sc interface{ Scan(...any) error }) (SignalEndpointToken, e
 
 // SignalEndpointTokens lists an endpoint's tokens by id.
 func (q Q) SignalEndpointTokens(endpointID int64) ([]SignalEndpointToken, error) {
-	rows, err := q.query(`SELECT `+signalTokenColumns+` FROM signal_endpoint_tokens WHERE endpoint_id = $1 ORDER BY id`, endpointID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []SignalEndpointToken{}
-	for rows.Next() {
-		t, err := scanSignalToken(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanSignalToken, `SELECT `+signalTokenColumns+` FROM signal_endpoint_tokens WHERE endpoint_id = $1 ORDER BY id`, endpointID)
 }
 
 // SignalEndpointToken returns one token of an endpoint, or NotFound.
@@ -314,15 +288,7 @@ func (q Q) Signals(f SignalFilter) ([]Signal, int, error) {
 		return nil, 0, err
 	}
 	args = append(args, max(f.Limit, 1), max(f.Offset, 0))
-	rows, err := q.query(`SELECT s.id, s.source, s.source_id, s.token_id, s.token_name, s.payload, s.created_at, e.name, e.description
-		FROM signals s JOIN signal_endpoints e ON e.id = s.source_id`+where+
-		` ORDER BY s.id DESC LIMIT $`+strconv.Itoa(len(args)-1)+` OFFSET $`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Signal{}
-	for rows.Next() {
+	out, err := collect(q, func(row scanner) (Signal, error) {
 		var (
 			sg          Signal
 			tokenID     sql.NullInt64
@@ -332,14 +298,17 @@ func (q Q) Signals(f SignalFilter) ([]Signal, int, error) {
 			name        string
 			description sql.NullString
 		)
-		if err := rows.Scan(&sg.ID, &sg.Source, &sg.SourceID, &tokenID, &tokenName, &payload, &created, &name, &description); err != nil {
-			return nil, 0, q.s.translate(err)
-		}
+		err := row.Scan(&sg.ID, &sg.Source, &sg.SourceID, &tokenID, &tokenName, &payload, &created, &name, &description)
 		sg.TokenID, sg.TokenName, sg.Payload, sg.CreatedAt = int64Ptr(tokenID), strPtr(tokenName), json.RawMessage(payload), FromMillis(created)
 		sg.SourceName, sg.SourceDescription = &name, strPtr(description)
-		out = append(out, sg)
+		return sg, err
+	}, `SELECT s.id, s.source, s.source_id, s.token_id, s.token_name, s.payload, s.created_at, e.name, e.description
+		FROM signals s JOIN signal_endpoints e ON e.id = s.source_id`+where+
+		` ORDER BY s.id DESC LIMIT $`+strconv.Itoa(len(args)-1)+` OFFSET $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, q.s.translate(rows.Err())
+	return out, total, nil
 }
 
 // AcquireSignalLease takes or renews the lease that makes one instance at a

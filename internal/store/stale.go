@@ -14,31 +14,30 @@ type StaleCandidate struct {
 // potentially-stale mark differs from "older than its type's lifetime" at now.
 // Types without a lifetime never make a flag potentially stale.
 func (q Q) PotentiallyStaleChanges(now time.Time) ([]StaleCandidate, error) {
-	rows, err := q.query(`SELECT f.name, f.project_id, f.potentially_stale, f.created_at, t.lifetime_days
-		FROM features f LEFT JOIN feature_types t ON t.id = f.type
-		WHERE f.archived_at IS NULL AND NOT f.stale`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []StaleCandidate
 	nowMs := Millis(now)
-	for rows.Next() {
+	err := q.eachRow(func(row scanner) error {
 		var (
 			c       StaleCandidate
 			current bool
 			created int64
 			days    *int64
 		)
-		if err := rows.Scan(&c.Name, &c.Project, &current, &created, &days); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(&c.Name, &c.Project, &current, &created, &days); err != nil {
+			return err
 		}
 		c.PotentiallyStale = days != nil && *days > 0 && nowMs > created+*days*24*int64(time.Hour/time.Millisecond)
 		if c.PotentiallyStale != current {
 			out = append(out, c)
 		}
+		return nil
+	}, `SELECT f.name, f.project_id, f.potentially_stale, f.created_at, t.lifetime_days
+		FROM features f LEFT JOIN feature_types t ON t.id = f.type
+		WHERE f.archived_at IS NULL AND NOT f.stale`)
+	if err != nil {
+		return nil, err
 	}
-	return out, q.s.translate(rows.Err())
+	return out, nil
 }
 
 // SetPotentiallyStale stores a flag's potentially-stale mark and reports

@@ -5,22 +5,9 @@ import "github.com/bunting-flags/bunting/engine"
 // AllFeatureEnvironments lists the state of every live flag in every
 // environment, ordered by flag and environment.
 func (q Q) AllFeatureEnvironments() ([]FeatureEnvironment, error) {
-	rows, err := q.query(`SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at
+	return collect(q, scanFeatureEnvironment, `SELECT fe.feature_name, fe.environment, fe.enabled, fe.variants, fe.last_seen_at
 		FROM feature_environments fe JOIN features f ON f.name = fe.feature_name
 		WHERE f.archived_at IS NULL ORDER BY fe.feature_name, fe.environment`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []FeatureEnvironment{}
-	for rows.Next() {
-		fe, err := scanFeatureEnvironment(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, fe)
-	}
-	return out, q.s.translate(rows.Err())
 }
 
 // UpsertFeatureEnvironment stores a flag's state in an environment,
@@ -47,23 +34,11 @@ func (q Q) StrategyExists(id string) (bool, error) {
 
 // SegmentIDByName returns a segment's id, or 0 when there is none.
 func (q Q) SegmentIDByName(name string) (int, error) {
-	var ids []int
-	rows, err := q.query(`SELECT id FROM segments WHERE name = $1`, name)
-	if err != nil {
+	ids, err := collect(q, scanInt, `SELECT id FROM segments WHERE name = $1`, name)
+	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id); err != nil {
-			return 0, q.s.translate(err)
-		}
-		ids = append(ids, id)
-	}
-	if len(ids) == 0 {
-		return 0, q.s.translate(rows.Err())
-	}
-	return ids[0], q.s.translate(rows.Err())
+	return ids[0], nil
 }
 
 // DropFeatures removes every flag (archived ones too) with its

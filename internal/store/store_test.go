@@ -165,7 +165,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		if err != nil || len(projects) != 1 {
 			t.Fatalf("projects after concurrent migration: %v %v", projects, err)
 		}
-	}(t, servertest.NewPostgres(t))
+	}(t, servertest.NewEmptyPostgres(t))
 }
 
 func TestSQLiteFileNameWithURICharacters(t *testing.T) {

@@ -68,24 +68,19 @@ const strategyWithSegmentsQuery = `SELECT fs.id, fs.feature_name, fs.environment
 	FROM feature_strategies fs LEFT JOIN feature_strategy_segments fss ON fss.strategy_id = fs.id WHERE `
 
 func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
-	rows, err := q.query(strategyWithSegmentsQuery+cond+` ORDER BY fs.sort_order, fs.created_at, fs.id, fss.segment_id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := []Strategy{}
-	for rows.Next() {
+	err := q.eachRow(func(row scanner) error {
 		var (
 			r   strategyRow
 			seg sql.NullInt64
 		)
-		if err := rows.Scan(append(r.dest(), &seg)...); err != nil {
-			return nil, q.s.translate(err)
+		if err := row.Scan(append(r.dest(), &seg)...); err != nil {
+			return err
 		}
 		if n := len(out); n == 0 || out[n-1].ID != r.st.ID {
 			st, err := r.decode()
 			if err != nil {
-				return nil, q.s.translate(err)
+				return err
 			}
 			out = append(out, st)
 		}
@@ -93,8 +88,12 @@ func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
 			last := &out[len(out)-1]
 			last.Segments = append(last.Segments, int(seg.Int64))
 		}
+		return nil
+	}, strategyWithSegmentsQuery+cond+` ORDER BY fs.sort_order, fs.created_at, fs.id, fss.segment_id`, args...)
+	if err != nil {
+		return nil, err
 	}
-	return out, q.s.translate(rows.Err())
+	return out, nil
 }
 
 // Strategy returns one strategy by id or a NotFound error.
@@ -106,19 +105,9 @@ func (q Q) Strategy(id string) (Strategy, error) {
 	if err != nil {
 		return st, q.s.translate(err)
 	}
-	rows, err := q.query(`SELECT segment_id FROM feature_strategy_segments WHERE strategy_id = $1 ORDER BY segment_id`, id)
-	if err != nil {
-		return st, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seg int
-		if err := rows.Scan(&seg); err != nil {
-			return st, q.s.translate(err)
-		}
-		st.Segments = append(st.Segments, seg)
-	}
-	return st, q.s.translate(rows.Err())
+	segs, err := collect(q, scanInt, `SELECT segment_id FROM feature_strategy_segments WHERE strategy_id = $1 ORDER BY segment_id`, id)
+	st.Segments = append(st.Segments, segs...)
+	return st, err
 }
 
 // InsertStrategy stores a new strategy and its segment links.

@@ -58,20 +58,7 @@ func featureTagsForEvent(q Q, feature string) (string, error) {
 
 // TagTypes lists every tag type by name.
 func (q Q) TagTypes() ([]TagType, error) {
-	rows, err := q.query(`SELECT name, description, icon, color FROM tag_types ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []TagType{}
-	for rows.Next() {
-		t, err := scanTagType(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanTagType, `SELECT name, description, icon, color FROM tag_types ORDER BY name`)
 }
 
 func scanTagType(sc interface{ Scan(...any) error }) (TagType, error) {
@@ -126,20 +113,14 @@ func (q Q) Tags(typ string) ([]Tag, error) {
 	if typ != "" {
 		query, args = query+` WHERE type = $1`, append(args, typ)
 	}
-	rows, err := q.query(query+` ORDER BY type, value`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Tag{}
-	for rows.Next() {
-		var t Tag
-		if err := rows.Scan(&t.Type, &t.Value); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanTag, query+` ORDER BY type, value`, args...)
+}
+
+// scanTag reads a row of a tag's type and value.
+func scanTag(row scanner) (Tag, error) {
+	var t Tag
+	err := row.Scan(&t.Type, &t.Value)
+	return t, err
 }
 
 // TagExists reports whether the tag exists.
@@ -167,43 +148,21 @@ func (q Q) DeleteTag(t Tag) (bool, error) {
 
 // FeatureTags lists a flag's tags.
 func (q Q) FeatureTags(feature string) ([]Tag, error) {
-	rows, err := q.query(`SELECT tag_type, tag_value FROM feature_tags WHERE feature_name = $1 ORDER BY tag_type, tag_value`, feature)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Tag{}
-	for rows.Next() {
-		var t Tag
-		if err := rows.Scan(&t.Type, &t.Value); err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanTag, `SELECT tag_type, tag_value FROM feature_tags WHERE feature_name = $1 ORDER BY tag_type, tag_value`, feature)
 }
 
 // AllFeatureTags lists every flag-tag link.
 func (q Q) AllFeatureTags() ([]FeatureTag, error) {
-	rows, err := q.query(`SELECT feature_name, tag_type, tag_value, created_by_user_id FROM feature_tags ORDER BY feature_name, tag_type, tag_value`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []FeatureTag{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (FeatureTag, error) {
 		var ft FeatureTag
 		var uid sql.NullInt64
-		if err := rows.Scan(&ft.FeatureName, &ft.TagType, &ft.TagValue, &uid); err != nil {
-			return nil, q.s.translate(err)
-		}
+		err := row.Scan(&ft.FeatureName, &ft.TagType, &ft.TagValue, &uid)
 		if uid.Valid {
 			v := uid.Int64
 			ft.CreatedByUserID = &v
 		}
-		out = append(out, ft)
-	}
-	return out, q.s.translate(rows.Err())
+		return ft, err
+	}, `SELECT feature_name, tag_type, tag_value, created_by_user_id FROM feature_tags ORDER BY feature_name, tag_type, tag_value`)
 }
 
 // TagFeature links a flag to an existing tag; added reports whether the link is new.

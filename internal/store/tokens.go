@@ -65,20 +65,7 @@ func scanToken(sc interface{ Scan(...any) error }) (APIToken, error) {
 
 // APITokens lists every API token, oldest first.
 func (q Q) APITokens() ([]APIToken, error) {
-	rows, err := q.query(`SELECT ` + tokenColumns + ` FROM api_tokens ORDER BY created_at, token_name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []APIToken{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanToken, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at, token_name`)
 }
 
 // APITokenByHash looks a token up by the hash of its secret.

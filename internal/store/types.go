@@ -8,25 +8,16 @@ import (
 
 // FeatureTypes lists the flag types in their built-in order.
 func (q Q) FeatureTypes() ([]FeatureType, error) {
-	rows, err := q.query(`SELECT id, name, description, lifetime_days FROM feature_types ORDER BY sort_order, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []FeatureType{}
-	for rows.Next() {
+	return collect(q, func(row scanner) (FeatureType, error) {
 		var t FeatureType
 		var days sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.Name, &t.Description, &days); err != nil {
-			return nil, q.s.translate(err)
-		}
+		err := row.Scan(&t.ID, &t.Name, &t.Description, &days)
 		if days.Valid {
 			d := int(days.Int64)
 			t.LifetimeDays = &d
 		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+		return t, err
+	}, `SELECT id, name, description, lifetime_days FROM feature_types ORDER BY sort_order, id`)
 }
 
 // FeatureType returns one flag type or a NotFound error.
@@ -68,20 +59,7 @@ func scanStrategyType(sc interface{ Scan(...any) error }) (StrategyType, error) 
 
 // StrategyTypes lists the strategy definitions by sort order and name.
 func (q Q) StrategyTypes() ([]StrategyType, error) {
-	rows, err := q.query(`SELECT ` + strategyTypeColumns + ` FROM strategy_types ORDER BY sort_order, name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []StrategyType{}
-	for rows.Next() {
-		t, err := scanStrategyType(rows)
-		if err != nil {
-			return nil, q.s.translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, q.s.translate(rows.Err())
+	return collect(q, scanStrategyType, `SELECT `+strategyTypeColumns+` FROM strategy_types ORDER BY sort_order, name`)
 }
 
 // StrategyType returns one strategy definition or a NotFound error.

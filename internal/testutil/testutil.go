@@ -1,0 +1,101 @@
+// Package testutil holds the small helpers that Bunting's tests in several
+// packages share: waiting for a condition, a free loopback port, and the
+// pinned npm fixtures with the node binary that runs them, and a buffer
+// safe to share with a running server.
+package testutil
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Eventually polls cond every 10 ms until it holds and returns how long
+// that took; when timeout passes first, it fails the test with what.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("after %v: %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// NodeModules returns the pinned npm fixtures directory
+// ($BUNTING_NODE_MODULES, else the repository's test/node/node_modules)
+// once each of pkgs is installed there. A missing package skips the test,
+// or fails it when BUNTING_REQUIRE_FIXTURES=1.
+func NodeModules(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	dir := os.Getenv("BUNTING_NODE_MODULES")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "test", "node", "node_modules")
+	}
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, p, "package.json")); err != nil {
+			missing(t, "npm package "+p+" is not installed in "+dir+" (run make node-deps)")
+		}
+	}
+	return dir
+}
+
+// Node returns the path of the node binary. Without one the test skips,
+// or fails when BUNTING_REQUIRE_FIXTURES=1.
+func Node(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed")
+	}
+	return node
+}
+
+func missing(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// Buffer is a bytes.Buffer that a running server or command and the test
+// can share: writes and reads may come from different goroutines.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
