@@ -1,9 +1,12 @@
-// Package server is Bunting's flag server: the admin API, the client API
-// for SDKs and proxies, and the seams the other parts plug into.
+// Package server is Bunting's flag server over HTTP: the admin API, the
+// client and frontend APIs for SDKs and proxies, and the operations
+// surface (health, metrics, API docs).
 //
 // # Adding routes
 //
-// routes.go lists the whole HTTP surface, one line per route:
+// One file per surface lists its routes, one line per route
+// (routes_admin.go, routes_signals.go, routes_sdk.go, routes_ops.go; routes.go
+// puts them together):
 //
 //	r.admin("POST /api/admin/projects/{projectId}/features", PermCreateFeature, s.createFeature, withJSON)
 //
@@ -26,10 +29,6 @@
 // Server.Routes lists every registered route; the HTTP fuzz test sends
 // hostile requests to each, so a new route is covered without more work.
 //
-// The server-extras part registers its routes in routes_extras.go
-// (registerExtrasRoutes) and the signals part in routes_signals.go
-// (registerSignalsRoutes); both are called from routes().
-//
 // # Changes and events
 //
 // Every change runs in store.Store.Tx and writes its event there:
@@ -46,11 +45,6 @@
 // Committed events raise the store's revision, which invalidates the
 // client-features snapshot and the token cache; with several instances on
 // PostgreSQL, Server.Run polls the latest event id to see the others' changes.
-//
-// Hooks for data owned by other parts: store.featureTagsHook (a flag's
-// tags copied into its events) and store.featureTagPairsHook (every flag's
-// tags, for the client API's ?tag= filter) are nil until the extras part,
-// which owns tags, sets them in the store package.
 //
 // Code inside the process that changes flags on someone's behalf (signal
 // actions) uses Server.SetFeatureEnabled with a Principal (for a service

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -152,7 +153,7 @@ func openAPISchemas() jsonObj {
 // OpenAPIDocument returns the OpenAPI 3.0 document of the admin API.
 func OpenAPIDocument() []byte {
 	paths := jsonObj{}
-	for _, op := range adminOperations {
+	for _, op := range slices.Concat(adminOperations, signalsOperations) {
 		item, _ := paths[op.Path].(jsonObj)
 		if item == nil {
 			item = jsonObj{}

@@ -8,10 +8,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// registerSignalsRoutes is where the signals part registers the signal
-// endpoint management, ingestion and action routes (internal/signals
-// provides the handlers). Keep one line per route, as in routes.go.
-func (s *Server) registerSignalsRoutes(r *router) {
+// signalsRoutes registers the signal endpoint management, ingestion and
+// action routes (internal/signals provides the handlers).
+func (s *Server) signalsRoutes(r *router) {
 	sg := s.signals
 	r.admin("GET /api/admin/signal-endpoints", PermAdmin, sg.ListEndpoints)
 	r.admin("POST /api/admin/signal-endpoints", PermAdmin, sg.CreateEndpoint, withJSON)

@@ -22,7 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// Hooks are the server functions the signals part relies on.
+// Hooks are the server functions the signals service relies on.
 type Hooks struct {
 	// Actor returns the authenticated caller of an admin request, for
 	// events and createdByUserId.
