@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -257,6 +258,36 @@ func Write(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+	return nil
+}
+
+// WriteStatus sends a status with no body.
+func WriteStatus(w http.ResponseWriter, status int) error {
+	w.WriteHeader(status)
+	return nil
+}
+
+// WriteOK sends 200 with the text "OK", the answer of the routes that
+// accept a report (metrics, registrations) and return nothing.
+func WriteOK(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("OK"))
+	return nil
+}
+
+// RequireJSON is the one content-type rule for request bodies: the
+// Content-Type must be application/json or a +json type (parameters such
+// as charset allowed); anything else, or none, is 415 naming what was sent.
+func RequireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (you didn't provide one). Use application/json.")
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json.", ct)
+	}
 	return nil
 }
 

@@ -8,7 +8,7 @@
 // (routes_admin.go, routes_signals.go, routes_sdk.go, routes_ops.go; routes.go
 // puts them together):
 //
-//	r.admin("POST /api/admin/projects/{projectId}/features", PermCreateFeature, s.createFeature, withJSON)
+//	r.admin("POST /api/admin/projects/{projectId}/features", domain.PermCreateFeature, s.createFeature, withJSON)
 //
 // r.public, r.admin, r.client and r.frontend choose who may call the route
 // (admin routes accept admin API tokens and users with a root role; client
@@ -47,8 +47,8 @@
 // PostgreSQL, Server.Run polls the latest event id to see the others' changes.
 //
 // Code inside the process that changes flags on someone's behalf (signal
-// actions) uses Server.SetFeatureEnabled with a Principal (for a service
-// account: Kind KindUser, RootRole from the account), which checks the
+// actions) uses Server.SetFeatureEnabled with a domain.Principal (for a service
+// account: Kind domain.KindUser, RootRole from the account), which checks the
 // permission and writes the events like the HTTP routes do.
 //
 // # Migrations
@@ -60,7 +60,7 @@
 //
 // # Permissions
 //
-// Principal.Can decides: admin tokens and the Admin root role hold every
+// domain.Principal.Can decides: admin tokens and the Admin root role hold every
 // permission; Editor all but ADMIN and API-token management; Viewer none
 // (it may still call routes registered with permission ""). Permission
 // names are the Perm* constants (Unleash's names).

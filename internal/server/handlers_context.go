@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -50,7 +51,7 @@ func (s *Server) listContextFields(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fields)
+	return httpjson.Write(w, http.StatusOK, fields)
 }
 
 func (s *Server) getContextField(w http.ResponseWriter, r *http.Request) error {
@@ -58,12 +59,12 @@ func (s *Server) getContextField(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, f)
+	return httpjson.Write(w, http.StatusOK, f)
 }
 
 func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) error {
 	var body contextFieldBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := checkResourceName("name", body.Name); err != nil {
@@ -73,7 +74,7 @@ func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) erro
 	if err := body.apply(&f); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		f.CreatedAt = tx.Now()
 		if err := tx.InsertContextField(f); err != nil {
@@ -85,13 +86,13 @@ func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	httpjson.SetLocation(w, "context/%s", f.Name)
-	return writeJSON(w, http.StatusCreated, f)
+	return httpjson.Write(w, http.StatusCreated, f)
 }
 
 // changeContextField loads a field, lets change modify it and stores it
 // with its context-field-updated event.
 func (s *Server) changeContextField(r *http.Request, change func(*store.ContextField) error) error {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	return s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ContextField(r.PathValue("name"))
 		if err != nil {
@@ -111,18 +112,18 @@ func (s *Server) changeContextField(r *http.Request, change func(*store.ContextF
 
 func (s *Server) updateContextField(w http.ResponseWriter, r *http.Request) error {
 	var body contextFieldBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := s.changeContextField(r, body.apply); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) addLegalValue(w http.ResponseWriter, r *http.Request) error {
 	var v store.LegalValue
-	if err := decodeJSON(r, &v); err != nil {
+	if err := httpjson.Decode(r, 0, &v); err != nil {
 		return err
 	}
 	if strings.TrimSpace(v.Value) == "" {
@@ -141,7 +142,7 @@ func (s *Server) addLegalValue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
@@ -159,12 +160,12 @@ func (s *Server) removeLegalValue(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deleteContextField(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ContextField(name)
 		if err != nil {
@@ -186,14 +187,14 @@ func (s *Server) deleteContextField(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) validateContextFieldName(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Name string `json:"name"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := checkResourceName("name", body.Name); err != nil {
@@ -204,7 +205,7 @@ func (s *Server) validateContextFieldName(w http.ResponseWriter, r *http.Request
 	case err == nil:
 		return apierr.Conflict("A context field with that name already exist")
 	case apierr.IsKind(err, apierr.KindNotFound):
-		return writeEmpty(w, http.StatusOK)
+		return httpjson.WriteStatus(w, http.StatusOK)
 	default:
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -23,13 +25,13 @@ func invalidOperation(format string, args ...any) error {
 
 func (s *Server) addDependency(w http.ResponseWriter, r *http.Request) error {
 	var body dependencyBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if body.Feature == "" {
 		return apierr.Validation("The `feature` property is required. It was not present on the data you sent.")
 	}
-	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
+	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	dep := store.Dependency{Feature: body.Feature, Enabled: body.Enabled == nil || *body.Enabled}
 	if dep.Enabled {
 		dep.Variants = body.Variants
@@ -75,11 +77,11 @@ func (s *Server) addDependency(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) error {
-	project, child, parent, p := r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("parent"), PrincipalFrom(r.Context())
+	project, child, parent, p := r.PathValue("projectId"), r.PathValue("featureName"), r.PathValue("parent"), domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		if _, err := tx.FeatureInProject(project, child); err != nil {
 			return err
@@ -93,11 +95,11 @@ func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deleteDependencies(w http.ResponseWriter, r *http.Request) error {
-	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), PrincipalFrom(r.Context())
+	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		if _, err := tx.FeatureInProject(project, child); err != nil {
 			return err
@@ -111,7 +113,7 @@ func (s *Server) deleteDependencies(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // listParents answers which flags may become parents of a child: the
@@ -121,7 +123,7 @@ func (s *Server) listParents(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	child, err := q.Feature(r.PathValue("featureName"))
 	if apierr.IsKind(err, apierr.KindNotFound) {
-		return writeJSON(w, http.StatusOK, []string{})
+		return httpjson.Write(w, http.StatusOK, []string{})
 	}
 	if err != nil {
 		return err
@@ -145,5 +147,5 @@ func (s *Server) listParents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	slices.Sort(out)
-	return writeJSON(w, http.StatusOK, out)
+	return httpjson.Write(w, http.StatusOK, out)
 }

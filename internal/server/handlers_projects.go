@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -50,7 +52,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
 			CreatedAt:                    p.CreatedAt, UpdatedAt: p.UpdatedAt, Mode: p.Mode, DefaultStickiness: p.DefaultStickiness,
 		})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "projects": out})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "projects": out})
 }
 
 // projectHealth is 100 minus the share of stale and potentially stale flags.
@@ -98,7 +100,7 @@ func slugify(name string) string {
 
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	var body projectBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := body.validate(); err != nil {
@@ -107,10 +109,10 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if body.ID == "" {
 		body.ID = slugify(body.Name)
 	}
-	if err := validateName("id", body.ID); err != nil {
+	if err := domain.ValidateName("id", body.ID); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	proj := store.Project{ID: body.ID, Name: body.Name, Description: body.Description, Mode: cmp.Or(body.Mode, "open"),
 		DefaultStickiness: cmp.Or(body.DefaultStickiness, "default"), Health: 100}
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -146,7 +148,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, proj)
+	return httpjson.Write(w, http.StatusCreated, proj)
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
@@ -159,20 +161,20 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description,
+	return httpjson.Write(w, http.StatusOK, map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description,
 		"mode": proj.Mode, "defaultStickiness": proj.DefaultStickiness, "health": proj.Health, "createdAt": proj.CreatedAt,
 		"updatedAt": proj.UpdatedAt, "environments": envs})
 }
 
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	var body projectBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := body.validate(); err != nil {
 		return err
 	}
-	id, p := r.PathValue("projectId"), PrincipalFrom(r.Context())
+	id, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
 	if body.ID != "" && body.ID != id {
 		return apierr.Validation("The `id` property cannot change a project's id.")
 	}
@@ -193,7 +195,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, proj)
+	return httpjson.Write(w, http.StatusOK, proj)
 }
 
 func projectEventData(p store.Project) map[string]any {
@@ -201,7 +203,7 @@ func projectEventData(p store.Project) map[string]any {
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
-	id, p := r.PathValue("projectId"), PrincipalFrom(r.Context())
+	id, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
 	if id == "default" {
 		return apierr.Forbidden("You can not delete the default project!")
 	}
@@ -225,5 +227,5 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }

@@ -5,16 +5,17 @@ import (
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // segmentBody is the body of segment create and update.
 type segmentBody struct {
-	Name        string            `json:"name"`
-	Description *string           `json:"description"`
-	Project     *string           `json:"project"`
-	Constraints []constraintInput `json:"constraints"`
+	Name        string                   `json:"name"`
+	Description *string                  `json:"description"`
+	Project     *string                  `json:"project"`
+	Constraints []domain.ConstraintInput `json:"constraints"`
 }
 
 const maxSegmentValues = 1000
@@ -26,7 +27,7 @@ func (b segmentBody) validate(q store.Q) error {
 	if b.Constraints == nil {
 		return apierr.Validation("The `constraints` property is required. It was not present on the data you sent.")
 	}
-	if err := validateConstraints("constraints", b.Constraints); err != nil {
+	if err := domain.ValidateConstraints("constraints", b.Constraints); err != nil {
 		return err
 	}
 	values := 0
@@ -57,7 +58,7 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"segments": segs})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"segments": segs})
 }
 
 func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +70,7 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, sg)
+	return httpjson.Write(w, http.StatusOK, sg)
 }
 
 func projectOf(p *string) string {
@@ -81,17 +82,17 @@ func projectOf(p *string) string {
 
 func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 	var body segmentBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var sg store.Segment
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		if err := body.validate(tx.Q); err != nil {
 			return err
 		}
 		creator := p.Name
-		sg = store.Segment{Name: body.Name, Description: body.Description, Project: body.Project, Constraints: engineConstraints(body.Constraints), CreatedBy: &creator, CreatedAt: tx.Now()}
+		sg = store.Segment{Name: body.Name, Description: body.Description, Project: body.Project, Constraints: domain.EngineConstraints(body.Constraints), CreatedBy: &creator, CreatedAt: tx.Now()}
 		id, err := tx.InsertSegment(sg)
 		if err != nil {
 			return err
@@ -103,7 +104,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "segments/%s", strconv.Itoa(sg.ID))
-	return writeJSON(w, http.StatusCreated, sg)
+	return httpjson.Write(w, http.StatusCreated, sg)
 }
 
 func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
@@ -112,10 +113,10 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body segmentBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.Segment(id)
 		if err != nil {
@@ -125,7 +126,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		sg := old
-		sg.Name, sg.Description, sg.Project, sg.Constraints = body.Name, body.Description, body.Project, engineConstraints(body.Constraints)
+		sg.Name, sg.Description, sg.Project, sg.Constraints = body.Name, body.Description, body.Project, domain.EngineConstraints(body.Constraints)
 		if err := tx.UpdateSegment(sg); err != nil {
 			return err
 		}
@@ -134,7 +135,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusNoContent)
+	return httpjson.WriteStatus(w, http.StatusNoContent)
 }
 
 func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
@@ -142,7 +143,7 @@ func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.Segment(id)
 		if err != nil {
@@ -163,5 +164,5 @@ func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusNoContent)
+	return httpjson.WriteStatus(w, http.StatusNoContent)
 }

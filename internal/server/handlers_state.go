@@ -16,6 +16,8 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -312,7 +314,7 @@ func readStateDocument(r *http.Request) (stateDocument, error) {
 		return doc, apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json or text/yaml.", ct)
 	}
 	if !isYAML {
-		return doc, decodeJSON(r, &doc)
+		return doc, httpjson.Decode(r, 0, &doc)
 	}
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -329,7 +331,7 @@ func readStateDocument(r *http.Request) (stateDocument, error) {
 	if err != nil {
 		return doc, apierr.Validation("The request body cannot be read as the state export document: %v", err)
 	}
-	return doc, unmarshalBody(bytes.TrimSpace(b), &doc)
+	return doc, httpjson.Unmarshal(bytes.TrimSpace(b), &doc)
 }
 
 // importOptions are the query options of POST /api/admin/state/import:
@@ -343,7 +345,7 @@ func (s *Server) importState(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	opts := importOptions{drop: queryBool(r, "drop", false), keep: queryBool(r, "keep", true)}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		im := &importer{tx: tx, actor: p.Actor(), opts: opts, segmentIDs: map[int]int{}}
 		return im.run(doc)
@@ -351,7 +353,7 @@ func (s *Server) importState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusAccepted)
+	return httpjson.WriteStatus(w, http.StatusAccepted)
 }
 
 // importer applies a state document inside one transaction.
@@ -564,7 +566,7 @@ func (im *importer) segments(doc stateDocument) error {
 		if strings.TrimSpace(sg.Name) == "" {
 			return apierr.Validation("The `segments[%d].name` property is required.", i)
 		}
-		if err := validateConstraints(fmt.Sprintf("segments[%d].constraints", i), constraintInputs(sg.Constraints)); err != nil {
+		if err := domain.ValidateConstraints(fmt.Sprintf("segments[%d].constraints", i), domain.ConstraintInputs(sg.Constraints)); err != nil {
 			return err
 		}
 		existing, err := im.tx.SegmentIDByName(sg.Name)
@@ -626,7 +628,7 @@ func (im *importer) features(doc stateDocument) error {
 		if _, err := im.tx.Environment(env); err != nil {
 			return apierr.Validation("featureEnvironments[%d]: environment %q does not exist", i, env)
 		}
-		variants, err := normalizeVariants(fmt.Sprintf("featureEnvironments[%d].variants", i), variantInputs(fe.Variants), defaultedVariants)
+		variants, err := domain.NormalizeVariants(fmt.Sprintf("featureEnvironments[%d].variants", i), domain.VariantInputs(fe.Variants), domain.DefaultedVariants)
 		if err != nil {
 			return err
 		}
@@ -702,10 +704,10 @@ func (im *importer) importStrategy(i int, f store.Feature, st stateStrategy, ext
 		return apierr.Validation("featureStrategies[%d]: flag %q has no environment %q", i, f.Name, st.Environment)
 	}
 	at := fmt.Sprintf("featureStrategies[%d]", i)
-	if err := validateConstraints(at+".constraints", constraintInputs(st.Constraints)); err != nil {
+	if err := domain.ValidateConstraints(at+".constraints", domain.ConstraintInputs(st.Constraints)); err != nil {
 		return err
 	}
-	variants, err := normalizeVariants(at+".variants", variantInputs(st.Variants), defaultedVariants)
+	variants, err := domain.NormalizeVariants(at+".variants", domain.VariantInputs(st.Variants), domain.DefaultedVariants)
 	if err != nil {
 		return err
 	}

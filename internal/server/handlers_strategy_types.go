@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -48,7 +49,7 @@ func checkResourceName(property, name string) error {
 	if len(name) > 100 {
 		return apierr.Validation("The `%s` property must not be longer than 100 characters.", property)
 	}
-	if !urlFriendly(name) || name == "." || name == ".." {
+	if !domain.URLFriendly(name) || name == "." || name == ".." {
 		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
 	}
 	return nil
@@ -65,7 +66,7 @@ func (s *Server) listStrategyTypes(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "strategies": types})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "strategies": types})
 }
 
 func (s *Server) getStrategyType(w http.ResponseWriter, r *http.Request) error {
@@ -73,12 +74,12 @@ func (s *Server) getStrategyType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, t)
+	return httpjson.Write(w, http.StatusOK, t)
 }
 
 func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) error {
 	var body strategyTypeBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := checkResourceName("name", body.Name); err != nil {
@@ -89,7 +90,7 @@ func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) erro
 	}
 	t := store.StrategyType{Name: body.Name, Title: body.Title, DisplayName: body.DisplayName, Description: body.Description,
 		Editable: true, Deprecated: body.Deprecated != nil && *body.Deprecated, SortOrder: 9999, Parameters: *body.Parameters}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		if err := tx.InsertStrategyType(t); err != nil {
 			return err
@@ -100,21 +101,21 @@ func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	httpjson.SetLocation(w, "strategies/%s", t.Name)
-	return writeJSON(w, http.StatusCreated, t)
+	return httpjson.Write(w, http.StatusCreated, t)
 }
 
 // updateStrategyType changes a custom strategy type; properties the body
 // leaves out keep their values.
 func (s *Server) updateStrategyType(w http.ResponseWriter, r *http.Request) error {
 	var body strategyTypeBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := body.validateParameters(); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.StrategyType(name)
 		if err != nil {
@@ -142,7 +143,7 @@ func (s *Server) updateStrategyType(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deprecateStrategyType(w http.ResponseWriter, r *http.Request) error {
@@ -157,7 +158,7 @@ func (s *Server) reactivateStrategyType(w http.ResponseWriter, r *http.Request) 
 // written when the state changes.
 func (s *Server) setStrategyTypeDeprecated(w http.ResponseWriter, r *http.Request, deprecated bool) error {
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	event := "strategy-reactivated"
 	if deprecated {
 		event = "strategy-deprecated"
@@ -179,12 +180,12 @@ func (s *Server) setStrategyTypeDeprecated(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deleteStrategyType(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		t, err := tx.StrategyType(name)
 		if err != nil {
@@ -209,7 +210,7 @@ func (s *Server) deleteStrategyType(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // featureTypeLifetimeBody is the body of PUT /api/admin/feature-types/:id/lifetime.
@@ -221,7 +222,7 @@ type featureTypeLifetimeBody struct {
 // before it is potentially stale; 0 or null means never.
 func (s *Server) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Request) error {
 	var body featureTypeLifetimeBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	days, err := parseLifetime(body.LifetimeDays)
@@ -229,7 +230,7 @@ func (s *Server) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	id := lowerASCII(r.PathValue("id"))
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var updated store.FeatureType
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.FeatureType(id)
@@ -246,7 +247,7 @@ func (s *Server) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, updated)
+	return httpjson.Write(w, http.StatusOK, updated)
 }
 
 func parseLifetime(raw json.RawMessage) (*int, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -22,7 +23,7 @@ func (s *Server) listTagTypes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "tagTypes": types})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tagTypes": types})
 }
 
 func (s *Server) getTagType(w http.ResponseWriter, r *http.Request) error {
@@ -30,19 +31,19 @@ func (s *Server) getTagType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "tagType": t})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tagType": t})
 }
 
 func (s *Server) createTagType(w http.ResponseWriter, r *http.Request) error {
 	var body tagTypeBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := checkResourceName("name", body.Name); err != nil {
 		return err
 	}
 	t := store.TagType(body)
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		if err := tx.InsertTagType(t); err != nil {
 			return err
@@ -53,16 +54,16 @@ func (s *Server) createTagType(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "tag-types/%s", t.Name)
-	return writeJSON(w, http.StatusCreated, t)
+	return httpjson.Write(w, http.StatusCreated, t)
 }
 
 func (s *Server) updateTagType(w http.ResponseWriter, r *http.Request) error {
 	var body tagTypeBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.TagType(name)
 		if err != nil {
@@ -86,12 +87,12 @@ func (s *Server) updateTagType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) deleteTagType(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.TagType(name)
 		if err != nil {
@@ -105,7 +106,7 @@ func (s *Server) deleteTagType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) error {
@@ -120,13 +121,13 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
 // decodeTag reads and checks a {type, value} body.
 func decodeTag(r *http.Request) (store.Tag, error) {
 	var t store.Tag
-	if err := decodeJSON(r, &t); err != nil {
+	if err := httpjson.Decode(r, 0, &t); err != nil {
 		return t, err
 	}
 	return t, checkTag(t)
@@ -162,7 +163,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		exists, err := tx.TagExists(t)
 		if err != nil {
@@ -177,12 +178,12 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "tags/%s/%s", t.Type, t.Value)
-	return writeJSON(w, http.StatusCreated, map[string]any{"version": 1, "tag": t})
+	return httpjson.Write(w, http.StatusCreated, map[string]any{"version": 1, "tag": t})
 }
 
 func (s *Server) deleteTag(w http.ResponseWriter, r *http.Request) error {
 	t := store.Tag{Type: r.PathValue("type"), Value: r.PathValue("value")}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		existed, err := tx.DeleteTag(t)
 		if err != nil || !existed {
@@ -193,7 +194,7 @@ func (s *Server) deleteTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func (s *Server) listFeatureTags(w http.ResponseWriter, r *http.Request) error {
@@ -206,12 +207,12 @@ func (s *Server) listFeatureTags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
 // tagFeature links the flag to the tag (creating the tag when new) and
 // writes feature-tagged for every add, as Unleash does.
-func tagFeature(tx *store.Tx, p *Principal, f store.Feature, t store.Tag) error {
+func tagFeature(tx *store.Tx, p *domain.Principal, f store.Feature, t store.Tag) error {
 	if err := ensureTag(tx, p.Actor(), t); err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func tagFeature(tx *store.Tx, p *Principal, f store.Feature, t store.Tag) error 
 	return tx.Event(store.NewEvent{Type: "feature-tagged", Actor: p.Actor(), FeatureName: f.Name, Project: f.Project, Data: t})
 }
 
-func untagFeature(tx *store.Tx, p *Principal, f store.Feature, t store.Tag) error {
+func untagFeature(tx *store.Tx, p *domain.Principal, f store.Feature, t store.Tag) error {
 	removed, err := tx.UntagFeature(f.Name, t)
 	if err != nil || !removed {
 		return err
@@ -234,7 +235,7 @@ func (s *Server) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		f, err := tx.Feature(r.PathValue("featureName"))
 		if err != nil {
@@ -246,7 +247,7 @@ func (s *Server) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "%s/tags", r.PathValue("featureName"))
-	return writeJSON(w, http.StatusCreated, t)
+	return httpjson.Write(w, http.StatusCreated, t)
 }
 
 // featureTagsChange is the body of PUT /api/admin/features/:name/tags.
@@ -257,7 +258,7 @@ type featureTagsChange struct {
 
 func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error {
 	var body featureTagsChange
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	for _, t := range append(append([]store.Tag{}, body.AddedTags...), body.RemovedTags...) {
@@ -265,7 +266,7 @@ func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var tags []store.Tag
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		f, err := tx.Feature(r.PathValue("featureName"))
@@ -288,12 +289,12 @@ func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
 func (s *Server) removeFeatureTag(w http.ResponseWriter, r *http.Request) error {
 	t := store.Tag{Type: r.PathValue("type"), Value: r.PathValue("value")}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		f, err := tx.Feature(r.PathValue("featureName"))
 		if err != nil {
@@ -304,5 +305,5 @@ func (s *Server) removeFeatureTag(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }

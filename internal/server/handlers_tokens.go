@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // tokenPermissions are the read/create/delete permissions per token type.
 var tokenPermissions = map[string][3]string{
-	store.TokenClient:   {PermReadClientToken, PermCreateClientToken, PermDeleteClientToken},
-	store.TokenFrontend: {PermReadFrontendToken, PermCreateFrontendToken, PermDeleteFrontendToken},
-	store.TokenAdmin:    {PermAdmin, PermAdmin, PermAdmin},
+	store.TokenClient:   {domain.PermReadClientToken, domain.PermCreateClientToken, domain.PermDeleteClientToken},
+	store.TokenFrontend: {domain.PermReadFrontendToken, domain.PermCreateFrontendToken, domain.PermDeleteFrontendToken},
+	store.TokenAdmin:    {domain.PermAdmin, domain.PermAdmin, domain.PermAdmin},
 }
 
 // tokenView is a token in lists: the secret is shown only by its hint.
@@ -34,7 +36,7 @@ func viewToken(t store.APIToken) tokenView {
 }
 
 func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) error {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	all, err := s.store.Q(r.Context()).APITokens()
 	if err != nil {
 		return err
@@ -52,10 +54,10 @@ func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if !readable {
-		return forbidden(PermReadClientToken, "")
+		return domain.Forbidden(domain.PermReadClientToken, "")
 	}
 	slices.SortFunc(out, func(a, b tokenView) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": out})
 }
 
 // createTokenBody is the body of POST /api/admin/api-tokens.
@@ -109,15 +111,15 @@ func (b *createTokenBody) normalize() error {
 
 func (s *Server) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 	var body createTokenBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := body.normalize(); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	if perm := tokenPermissions[body.Type][1]; !p.Can(perm, "", "") {
-		return forbidden(perm, "")
+		return domain.Forbidden(perm, "")
 	}
 	scope := "*"
 	if len(body.Projects) == 1 {
@@ -152,13 +154,13 @@ func (s *Server) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	t.Hint = secret
 	w.Header().Set("Location", "api-tokens")
-	return writeJSON(w, http.StatusCreated, viewToken(t))
+	return httpjson.Write(w, http.StatusCreated, viewToken(t))
 }
 
 func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
-	p := PrincipalFrom(r.Context())
-	if !p.Can(PermDeleteClientToken, "", "") && !p.Can(PermDeleteFrontendToken, "", "") {
-		return forbidden(PermDeleteClientToken, "")
+	p := domain.PrincipalFrom(r.Context())
+	if !p.Can(domain.PermDeleteClientToken, "", "") && !p.Can(domain.PermDeleteFrontendToken, "", "") {
+		return domain.Forbidden(domain.PermDeleteClientToken, "")
 	}
 	hash := store.HashSecret(r.PathValue("token"))
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -170,7 +172,7 @@ func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if perm := tokenPermissions[t.Type][2]; !p.Can(perm, "", "") {
-			return forbidden(perm, "")
+			return domain.Forbidden(perm, "")
 		}
 		if _, err := tx.DeleteAPIToken(hash); err != nil {
 			return err
@@ -180,7 +182,7 @@ func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // updateTokenBody is the body of PUT /api/admin/api-tokens/{token}.
@@ -190,13 +192,13 @@ type updateTokenBody struct {
 
 func (s *Server) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
 	var body updateTokenBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if body.ExpiresAt == nil {
 		return apierr.Validation("The `expiresAt` property is required. It was not present on the data you sent.")
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	hash := store.HashSecret(r.PathValue("token"))
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		t, err := tx.APITokenByHash(hash)
@@ -207,7 +209,7 @@ func (s *Server) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if perm := tokenPermissions[t.Type][1]; !p.Can(perm, "", "") {
-			return forbidden(perm, "")
+			return domain.Forbidden(perm, "")
 		}
 		if err := tx.SetAPITokenExpiry(hash, body.ExpiresAt); err != nil {
 			return err
@@ -220,5 +222,5 @@ func (s *Server) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }

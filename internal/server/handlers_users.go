@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -22,9 +24,9 @@ type rootRole struct {
 
 // rootRoles are Admin (1), Editor (2) and Viewer (3), Unleash's ids.
 var rootRoles = []rootRole{
-	{ID: 1, Type: "root", Name: RoleAdmin, Description: "Users with the root admin role have superuser access to Bunting and can perform any operation."},
-	{ID: 2, Type: "root", Name: RoleEditor, Description: "Users with the root editor role can change flags, strategies, segments, context fields and tags, but cannot manage API tokens or users."},
-	{ID: 3, Type: "root", Name: RoleViewer, Description: "Users with the root viewer role can only read resources."},
+	{ID: 1, Type: "root", Name: domain.RoleAdmin, Description: "Users with the root admin role have superuser access to Bunting and can perform any operation."},
+	{ID: 2, Type: "root", Name: domain.RoleEditor, Description: "Users with the root editor role can change flags, strategies, segments, context fields and tags, but cannot manage API tokens or users."},
+	{ID: 3, Type: "root", Name: domain.RoleViewer, Description: "Users with the root viewer role can only read resources."},
 }
 
 func roleByName(name string) rootRole {
@@ -68,7 +70,7 @@ type userProfile struct {
 // Admin for an admin API token. The open-source role model has no project
 // membership, so every principal sees every project.
 func (s *Server) userProfile(w http.ResponseWriter, r *http.Request) error {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	projects, err := s.store.Q(r.Context()).Projects()
 	if err != nil {
 		return err
@@ -77,7 +79,7 @@ func (s *Server) userProfile(w http.ResponseWriter, r *http.Request) error {
 	for _, pr := range projects {
 		ids = append(ids, pr.ID)
 	}
-	return writeJSON(w, http.StatusOK, userProfile{RootRole: roleByName(p.RootRole), Projects: ids, Features: []string{}})
+	return httpjson.Write(w, http.StatusOK, userProfile{RootRole: roleByName(p.RootRole), Projects: ids, Features: []string{}})
 }
 
 // serviceAccountView is a service account as the API shows it.
@@ -115,12 +117,12 @@ func (s *Server) listServiceAccounts(w http.ResponseWriter, r *http.Request) err
 		}
 		out = append(out, v)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": rootRoles})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": rootRoles})
 }
 
 func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) error {
 	var body serviceAccountBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if u := strings.TrimSpace(body.Username); u == "" || len(u) > 100 || u != body.Username {
@@ -133,7 +135,7 @@ func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	u := store.User{Username: &body.Username, Name: body.Name, RootRole: role, IsService: true}
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		u.CreatedAt = tx.Now()
@@ -147,7 +149,7 @@ func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, viewServiceAccount(u))
+	return httpjson.Write(w, http.StatusCreated, viewServiceAccount(u))
 }
 
 func pathID(r *http.Request, name string) (int64, error) {
@@ -164,10 +166,10 @@ func (s *Server) updateServiceAccount(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var body serviceAccountBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var u store.User
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ServiceAccount(id)
@@ -191,7 +193,7 @@ func (s *Server) updateServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, viewServiceAccount(u))
+	return httpjson.Write(w, http.StatusOK, viewServiceAccount(u))
 }
 
 func (s *Server) deleteServiceAccount(w http.ResponseWriter, r *http.Request) error {
@@ -199,7 +201,7 @@ func (s *Server) deleteServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ServiceAccount(id)
 		if err != nil {
@@ -213,7 +215,7 @@ func (s *Server) deleteServiceAccount(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // userTokenBody is the body that creates a personal or service-account token.
@@ -231,7 +233,7 @@ type createdUserToken struct {
 // issueUserToken creates a token for user id and writes pat-created.
 func (s *Server) issueUserToken(r *http.Request, userID int64, mustBeService bool) (createdUserToken, error) {
 	var body userTokenBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return createdUserToken{}, err
 	}
 	if strings.TrimSpace(body.Description) == "" {
@@ -240,7 +242,7 @@ func (s *Server) issueUserToken(r *http.Request, userID int64, mustBeService boo
 	if body.ExpiresAt != nil && !body.ExpiresAt.After(s.store.Now()) {
 		return createdUserToken{}, apierr.Validation("The `expiresAt` property must be in the future.")
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	secret := "user:" + RandomHex(28)
 	t := store.UserToken{UserID: userID, Description: &body.Description, ExpiresAt: body.ExpiresAt, Hint: store.SecretHint(secret)}
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -266,7 +268,7 @@ func (s *Server) revokeUserToken(r *http.Request, userID int64) error {
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	return s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		removed, err := tx.DeleteUserToken(userID, tokenID)
 		if err != nil {
@@ -292,7 +294,7 @@ func (s *Server) listServiceAccountTokens(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"tokens": tokens})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": tokens})
 }
 
 func (s *Server) createServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
@@ -304,7 +306,7 @@ func (s *Server) createServiceAccountToken(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, t)
+	return httpjson.Write(w, http.StatusCreated, t)
 }
 
 func (s *Server) deleteServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
@@ -315,12 +317,12 @@ func (s *Server) deleteServiceAccountToken(w http.ResponseWriter, r *http.Reques
 	if err := s.revokeUserToken(r, id); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // callingUser is the user behind the request; admin API tokens have none.
 func callingUser(r *http.Request) (*store.User, error) {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	if p == nil || p.User == nil {
 		return nil, apierr.Validation("Personal access tokens belong to a user; an admin API token has no user. Use a user's or service account's token.")
 	}
@@ -336,7 +338,7 @@ func (s *Server) listPersonalTokens(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"pats": tokens})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"pats": tokens})
 }
 
 func (s *Server) createPersonalToken(w http.ResponseWriter, r *http.Request) error {
@@ -348,7 +350,7 @@ func (s *Server) createPersonalToken(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, t)
+	return httpjson.Write(w, http.StatusCreated, t)
 }
 
 func (s *Server) deletePersonalToken(w http.ResponseWriter, r *http.Request) error {
@@ -359,5 +361,5 @@ func (s *Server) deletePersonalToken(w http.ResponseWriter, r *http.Request) err
 	if err := s.revokeUserToken(r, u.ID); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }

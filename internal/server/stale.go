@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -78,7 +80,7 @@ func (s *Server) CheckStaleness(ctx context.Context) (int, error) {
 
 // setStale marks a flag stale or not and writes feature-stale-on/off when
 // the mark changes.
-func setStale(tx *store.Tx, p *Principal, f store.Feature, stale bool) error {
+func setStale(tx *store.Tx, p *domain.Principal, f store.Feature, stale bool) error {
 	if f.Archived {
 		return &apierr.Error{Kind: apierr.KindValidation, Name: "ArchivedFeatureError", Message: "Cannot perform this operation on archived features"}
 	}
@@ -101,7 +103,7 @@ type staleBody struct {
 
 func (s *Server) markProjectFeaturesStale(w http.ResponseWriter, r *http.Request) error {
 	var body staleBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if body.Value == nil {
@@ -110,7 +112,7 @@ func (s *Server) markProjectFeaturesStale(w http.ResponseWriter, r *http.Request
 	if len(body.Features) == 0 {
 		return apierr.Validation("The `features` property must list at least one flag.")
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	project := r.PathValue("projectId")
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		for _, name := range body.Features {
@@ -127,7 +129,7 @@ func (s *Server) markProjectFeaturesStale(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusAccepted)
+	return httpjson.WriteStatus(w, http.StatusAccepted)
 }
 
 func (s *Server) staleOn(w http.ResponseWriter, r *http.Request) error {
@@ -140,7 +142,7 @@ func (s *Server) staleOff(w http.ResponseWriter, r *http.Request) error {
 // setFeatureStale serves POST /api/admin/features/:featureName/stale/on|off
 // and answers with the flag.
 func (s *Server) setFeatureStale(w http.ResponseWriter, r *http.Request, stale bool) error {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var f store.Feature
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		var err error
@@ -156,5 +158,5 @@ func (s *Server) setFeatureStale(w http.ResponseWriter, r *http.Request, stale b
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, f)
+	return httpjson.Write(w, http.StatusOK, f)
 }
