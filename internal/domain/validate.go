@@ -333,3 +333,18 @@ func validatePayload(at string, p *engine.VariantPayload) error {
 	}
 	return nil
 }
+
+// CheckResourceName applies Unleash's rule for names used in paths:
+// 1–100 characters that need no escaping in a URL, and not "." or "..".
+func CheckResourceName(property, name string) error {
+	if name == "" {
+		return apierr.Validation("The `%s` property is required. It was not present on the data you sent.", property)
+	}
+	if len(name) > 100 {
+		return apierr.Validation("The `%s` property must not be longer than 100 characters.", property)
+	}
+	if !URLFriendly(name) || name == "." || name == ".." {
+		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) Bootstrap(ctx context.Context) (generatedAdmin string, err erro
 					continue
 				}
 				seen[secret] = true
-				if err := insertToken(tx, systemActor, "admin", k.typ, secret); err != nil {
+				if err := insertToken(tx, domain.SystemActor, "admin", k.typ, secret); err != nil {
 					return err
 				}
 			}
@@ -44,11 +45,6 @@ func (s *Server) Bootstrap(ctx context.Context) (generatedAdmin string, err erro
 	})
 	return generatedAdmin, err
 }
-
-var systemUserID = int64(-1337)
-
-// systemActor is who the server itself acts as.
-var systemActor = store.Actor{Name: "unleash_system_user", UserID: &systemUserID}
 
 // insertToken stores one API token and writes its event.
 func insertToken(tx *store.Tx, actor store.Actor, name, typ, secret string) error {
@@ -81,6 +77,6 @@ func (s *Server) EnsureAPIToken(ctx context.Context, name, typ, secret string) e
 		if !apierr.IsKind(err, apierr.KindNotFound) {
 			return err
 		}
-		return insertToken(tx, systemActor, name, typ, secret)
+		return insertToken(tx, domain.SystemActor, name, typ, secret)
 	})
 }

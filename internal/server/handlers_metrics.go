@@ -185,7 +185,7 @@ func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) er
 		if err := tx.SeenApplication(app); err != nil {
 			return err
 		}
-		return tx.Event(store.NewEvent{Type: "application-created", Actor: systemActor,
+		return tx.Event(store.NewEvent{Type: "application-created", Actor: domain.SystemActor,
 			Data: map[string]any{"appName": app.AppName, "instanceId": app.InstanceID, "strategies": app.Strategies, "sdkVersion": app.SDKVersion}})
 	})
 }

@@ -413,7 +413,7 @@ func (im *importer) dropSections(doc stateDocument) error {
 
 func (im *importer) environments(doc stateDocument) error {
 	for i, e := range doc.Environments {
-		if err := checkResourceName(fmt.Sprintf("environments[%d].name", i), e.Name); err != nil {
+		if err := domain.CheckResourceName(fmt.Sprintf("environments[%d].name", i), e.Name); err != nil {
 			return err
 		}
 		env := store.Environment{Name: e.Name, Type: e.Type, SortOrder: int(e.SortOrder), Enabled: e.Enabled == nil || *e.Enabled, Protected: e.Protected}
@@ -451,7 +451,7 @@ func (im *importer) projects(doc stateDocument) error {
 		}
 	}
 	for i, p := range doc.Projects {
-		if err := checkResourceName(fmt.Sprintf("projects[%d].id", i), p.ID); err != nil {
+		if err := domain.CheckResourceName(fmt.Sprintf("projects[%d].id", i), p.ID); err != nil {
 			return err
 		}
 		if p.Name == "" {
@@ -485,7 +485,7 @@ func (im *importer) projects(doc stateDocument) error {
 
 func (im *importer) strategyTypes(doc stateDocument) error {
 	for i, t := range doc.Strategies {
-		if err := checkResourceName(fmt.Sprintf("strategies[%d].name", i), t.Name); err != nil {
+		if err := domain.CheckResourceName(fmt.Sprintf("strategies[%d].name", i), t.Name); err != nil {
 			return err
 		}
 		old, err := im.tx.StrategyType(t.Name)
@@ -513,7 +513,7 @@ func (im *importer) strategyTypes(doc stateDocument) error {
 
 func (im *importer) tagTypes(doc stateDocument) error {
 	for i, t := range doc.TagTypes {
-		if err := checkResourceName(fmt.Sprintf("tagTypes[%d].name", i), t.Name); err != nil {
+		if err := domain.CheckResourceName(fmt.Sprintf("tagTypes[%d].name", i), t.Name); err != nil {
 			return err
 		}
 		_, err := im.tx.TagType(t.Name)
@@ -537,7 +537,7 @@ func (im *importer) tagTypes(doc stateDocument) error {
 
 func (im *importer) tags(doc stateDocument) error {
 	for i, t := range doc.Tags {
-		if err := checkTag(t); err != nil {
+		if err := domain.CheckTag(t); err != nil {
 			return apierr.Validation("tags[%d]: %s", i, apierr.From(err).Message)
 		}
 		if err := im.importTag(t); err != nil {
@@ -653,7 +653,7 @@ func (im *importer) features(doc stateDocument) error {
 }
 
 func (im *importer) importFeature(i int, f store.Feature) (bool, error) {
-	if err := checkResourceName(fmt.Sprintf("features[%d].name", i), f.Name); err != nil {
+	if err := domain.CheckResourceName(fmt.Sprintf("features[%d].name", i), f.Name); err != nil {
 		return false, err
 	}
 	if f.Project == "" {
@@ -738,7 +738,7 @@ func (im *importer) featureTags(doc stateDocument) error {
 		if t.Type == "" {
 			t = store.Tag{Type: l.Type, Value: l.Value}
 		}
-		if err := checkTag(t); err != nil {
+		if err := domain.CheckTag(t); err != nil {
 			return apierr.Validation("featureTags[%d]: %s", i, apierr.From(err).Message)
 		}
 		f, err := im.tx.Feature(l.FeatureName)

@@ -40,21 +40,6 @@ func (b strategyTypeBody) validateParameters() error {
 	return nil
 }
 
-// checkResourceName applies Unleash's rule for names used in paths:
-// 1–100 characters that need no escaping in a URL, and not "." or "..".
-func checkResourceName(property, name string) error {
-	if name == "" {
-		return apierr.Validation("The `%s` property is required. It was not present on the data you sent.", property)
-	}
-	if len(name) > 100 {
-		return apierr.Validation("The `%s` property must not be longer than 100 characters.", property)
-	}
-	if !domain.URLFriendly(name) || name == "." || name == ".." {
-		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
-	}
-	return nil
-}
-
 // bundledStrategyError refuses changes to a built-in strategy type.
 func bundledStrategyError(name string) error {
 	return &apierr.Error{Kind: apierr.KindForbidden, Name: "InvalidOperationError",
@@ -82,7 +67,7 @@ func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) erro
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	if err := checkResourceName("name", body.Name); err != nil {
+	if err := domain.CheckResourceName("name", body.Name); err != nil {
 		return err
 	}
 	if err := body.validateParameters(); err != nil {
