@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
@@ -54,19 +52,11 @@ func insertToken(tx *store.Tx, actor store.Actor, name, typ, secret string) erro
 		return err
 	}
 	t.Hint = store.SecretHint(secret)
-	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: actor, Project: project, Environment: env, Data: tokenEventData(t)})
+	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: actor, Project: project, Environment: env, Data: domain.TokenEventData(t)})
 }
 
-func tokenEventData(t store.APIToken) map[string]any {
-	return map[string]any{"tokenName": t.TokenName, "type": t.Type, "environment": t.Environment, "projects": t.Projects}
-}
-
-// RandomHex returns n random bytes as hex.
-func RandomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+// RandomHex returns n random bytes as hex (domain.RandomHex).
+func RandomHex(n int) string { return domain.RandomHex(n) }
 
 // EnsureAPIToken stores an API token with a caller-chosen secret, as the
 // system user and with its event, unless a token with that secret exists.

@@ -31,25 +31,24 @@
 //
 // # Changes and events
 //
-// Every change runs in store.Store.Tx and writes its event there:
+// Handlers do not hold rules. A handler that changes something decodes its
+// body, runs one internal/domain operation in a transaction and writes the
+// answer:
 //
-//	err := s.store.Tx(ctx, func(tx *store.Tx) error {
-//		if err := tx.UpdateFeature(f); err != nil {
-//			return err
-//		}
-//		return tx.Event(store.NewEvent{Type: "feature-metadata-updated", Actor: p.Actor(), ...})
+//	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+//		created, err = domain.AddStrategy(tx, p, project, feature, env, body)
+//		return err
 //	})
 //
-// The change and its event commit together or not at all; a transaction
-// that changed rows without an event is rolled back (store.ErrChangeWithoutEvent).
-// Committed events raise the store's revision, which invalidates the
-// client-features snapshot and the token cache; with several instances on
-// PostgreSQL, Server.Run polls the latest event id to see the others' changes.
-//
-// Code inside the process that changes flags on someone's behalf (signal
-// actions) uses Server.SetFeatureEnabled with a domain.Principal (for a service
-// account: Kind domain.KindUser, RootRole from the account), which checks the
-// permission and writes the events like the HTTP routes do.
+// The operation checks the permission again (the route already did, so
+// callers outside HTTP, such as signal actions, get the same check),
+// validates, changes rows and writes the event in that transaction: the
+// change and its event commit together or not at all, and a transaction
+// that changed rows without an event is rolled back
+// (store.ErrChangeWithoutEvent). Committed events raise the store's
+// revision, which invalidates the client-features snapshot and the token
+// cache; with several instances on PostgreSQL, Server.Run polls the latest
+// event id to see the others' changes.
 //
 // # Migrations
 //
@@ -63,7 +62,7 @@
 // domain.Principal.Can decides: admin tokens and the Admin root role hold every
 // permission; Editor all but ADMIN and API-token management; Viewer none
 // (it may still call routes registered with permission ""). Permission
-// names are the Perm* constants (Unleash's names).
+// names are the domain.Perm* constants (Unleash's names).
 //
 // # Tests
 //
