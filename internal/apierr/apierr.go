@@ -130,6 +130,22 @@ func RateLimited(retryAfter int, format string, args ...any) *Error {
 // that has not synced with its upstream).
 func Unavailable(format string, args ...any) *Error { return newf(KindUnavailable, format, args...) }
 
+// MethodNotAllowed is the one 405 answer: a method or endpoint this API
+// does not serve (MethodNotAllowedError).
+func MethodNotAllowed(format string, args ...any) *Error {
+	return newf(KindMethodNotAllowed, format, args...)
+}
+
+// Unsupported is the 405 of an Unleash endpoint that Bunting's API of the
+// same family does not offer. Unleash names this answer
+// NotImplementedError (with status 405), so SDKs and tests that read the
+// name see the same.
+func Unsupported(format string, args ...any) *Error {
+	e := newf(KindMethodNotAllowed, format, args...)
+	e.Name = "NotImplementedError"
+	return e
+}
+
 // NotImplemented reports an endpoint that is switched off by configuration.
 func NotImplemented(format string, args ...any) *Error {
 	return newf(KindNotImplemented, format, args...)

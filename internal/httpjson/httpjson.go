@@ -280,6 +280,19 @@ func Write(w http.ResponseWriter, status int, v any) error {
 	return nil
 }
 
+// WriteStatus sends a status with no body.
+func WriteStatus(w http.ResponseWriter, status int) error {
+	w.WriteHeader(status)
+	return nil
+}
+
+// RequireJSON is the one content-type rule for request bodies: the
+// Content-Type must be application/json or a +json type (parameters such
+// as charset allowed); anything else, or none, is 415 naming what was sent.
+func RequireJSON(r *http.Request) error {
+	return CheckContentType(r, ContentRule{Suffix: true})
+}
+
 // SetLocation sets the Location header to format (a constant path) with
 // each %s replaced by a value escaped as one path segment, so that a value
 // from a request (a tag's text, a name) can neither break the header nor

@@ -5,136 +5,17 @@ import (
 	"crypto/subtle"
 	"hash/maphash"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// Principal kinds.
-const (
-	KindAdminToken    = "admin"
-	KindClientToken   = "client"
-	KindFrontendToken = "frontend"
-	KindUser          = "user"
-)
-
-// Root roles.
-const (
-	RoleAdmin  = "Admin"
-	RoleEditor = "Editor"
-	RoleViewer = "Viewer"
-)
-
-// Permission names (Unleash's, so 403 bodies read the same).
-const (
-	PermAdmin                    = "ADMIN"
-	PermCreateFeature            = "CREATE_FEATURE"
-	PermUpdateFeature            = "UPDATE_FEATURE"
-	PermDeleteFeature            = "DELETE_FEATURE"
-	PermUpdateFeatureDependency  = "UPDATE_FEATURE_DEPENDENCY"
-	PermCreateFeatureStrategy    = "CREATE_FEATURE_STRATEGY"
-	PermUpdateFeatureStrategy    = "UPDATE_FEATURE_STRATEGY"
-	PermDeleteFeatureStrategy    = "DELETE_FEATURE_STRATEGY"
-	PermUpdateFeatureEnvironment = "UPDATE_FEATURE_ENVIRONMENT"
-	PermUpdateEnvVariants        = "UPDATE_FEATURE_ENVIRONMENT_VARIANTS"
-	PermCreateProject            = "CREATE_PROJECT"
-	PermUpdateProject            = "UPDATE_PROJECT"
-	PermDeleteProject            = "DELETE_PROJECT"
-	PermCreateSegment            = "CREATE_SEGMENT"
-	PermUpdateSegment            = "UPDATE_SEGMENT"
-	PermDeleteSegment            = "DELETE_SEGMENT"
-	PermCreateStrategy           = "CREATE_STRATEGY"
-	PermUpdateStrategy           = "UPDATE_STRATEGY"
-	PermDeleteStrategy           = "DELETE_STRATEGY"
-	PermCreateContextField       = "CREATE_CONTEXT_FIELD"
-	PermUpdateContextField       = "UPDATE_CONTEXT_FIELD"
-	PermDeleteContextField       = "DELETE_CONTEXT_FIELD"
-	PermCreateTagType            = "CREATE_TAG_TYPE"
-	PermUpdateTagType            = "UPDATE_TAG_TYPE"
-	PermDeleteTagType            = "DELETE_TAG_TYPE"
-	PermReadClientToken          = "READ_CLIENT_API_TOKEN"
-	PermCreateClientToken        = "CREATE_CLIENT_API_TOKEN"
-	PermDeleteClientToken        = "DELETE_CLIENT_API_TOKEN"
-	PermReadFrontendToken        = "READ_FRONTEND_API_TOKEN"
-	PermCreateFrontendToken      = "CREATE_FRONTEND_API_TOKEN"
-	PermDeleteFrontendToken      = "DELETE_FRONTEND_API_TOKEN"
-)
-
-// editorDenied are the permissions an Editor does not hold: everything
-// about API tokens, plus ADMIN itself.
-var editorDenied = []string{
-	PermAdmin, PermReadClientToken, PermCreateClientToken, PermDeleteClientToken,
-	PermReadFrontendToken, PermCreateFrontendToken, PermDeleteFrontendToken,
-	"UPDATE_CLIENT_API_TOKEN", "UPDATE_FRONTEND_API_TOKEN",
-}
-
-// Principal is the authenticated caller of a request.
-type Principal struct {
-	// Kind is admin, client, frontend (API tokens) or user (personal and
-	// service-account tokens).
-	Kind string
-	// Name is what events record as createdBy.
-	Name string
-	// UserID is recorded as createdByUserId (-42 for admin tokens, as Unleash).
-	UserID *int64
-	// RootRole is Admin, Editor or Viewer (admin tokens act as Admin).
-	RootRole string
-	// Projects and Environment scope client and frontend tokens ("*" = all).
-	Projects    []string
-	Environment string
-	// User is set for user principals.
-	User *store.User
-}
-
-// Actor returns who the principal is, for events.
-func (p *Principal) Actor() store.Actor { return store.Actor{Name: p.Name, UserID: p.UserID} }
-
-// Can reports whether the principal holds perm (in project and env; the
-// open-source role model has no project- or environment-specific grants, so
-// only the root role matters).
-func (p *Principal) Can(perm, project, env string) bool {
-	if p == nil || (p.Kind != KindAdminToken && p.Kind != KindUser) {
-		return false
-	}
-	switch p.RootRole {
-	case RoleAdmin:
-		return true
-	case RoleEditor:
-		return !slices.Contains(editorDenied, perm)
-	default:
-		return false
-	}
-}
-
-// AllProjects reports whether a token is scoped to every project.
-func (p *Principal) AllProjects() bool {
-	return len(p.Projects) == 0 || slices.Contains(p.Projects, "*")
-}
-
-// CanSeeProject reports whether a client/frontend token may read project.
-func (p *Principal) CanSeeProject(project string) bool {
-	return p.AllProjects() || slices.Contains(p.Projects, project)
-}
-
 var adminTokenUserID = int64(-42)
-
-type principalKey struct{}
-
-// PrincipalFrom returns the request's authenticated principal (nil when
-// the route needs no authentication).
-func PrincipalFrom(ctx context.Context) *Principal {
-	p, _ := ctx.Value(principalKey{}).(*Principal)
-	return p
-}
-
-func withPrincipal(r *http.Request, p *Principal) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
-}
 
 // surface is an API family; each accepts certain principal kinds.
 type surface int
@@ -160,11 +41,11 @@ func (sf surface) String() string {
 func (sf surface) accepts(kind string) bool {
 	switch sf {
 	case surfaceClient:
-		return kind == KindClientToken
+		return kind == domain.KindClientToken
 	case surfaceFrontend:
-		return kind == KindFrontendToken
+		return kind == domain.KindFrontendToken
 	default:
-		return kind == KindAdminToken || kind == KindUser
+		return kind == domain.KindAdminToken || kind == domain.KindUser
 	}
 }
 
@@ -187,7 +68,7 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 			if !sf.accepts(p.Kind) {
 				return apierr.Forbidden("invalid token: expected a different token type for this endpoint")
 			}
-			next.ServeHTTP(w, withPrincipal(r, p))
+			next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
 			return nil
 		})
 	}
@@ -220,26 +101,11 @@ func (s *Server) requirePermission(perm string, envFrom func(*http.Request) stri
 // checkPermission is requirePermission's check, for handlers that decide
 // the permission from the body (e.g. the token type being created).
 func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) string) error {
-	p := PrincipalFrom(r.Context())
-	if p == nil {
-		return apierr.Unauthenticated("You must log in to use Bunting.")
-	}
 	env := ""
 	if envFrom != nil {
 		env = envFrom(r)
 	}
-	if p.Can(perm, r.PathValue("projectId"), env) {
-		return nil
-	}
-	return forbidden(perm, env)
-}
-
-func forbidden(perm, env string) error {
-	msg := "You don't have the required permissions to perform this operation. To perform this action, you need the \"" + perm + "\" permission"
-	if env != "" {
-		msg += " in the \"" + env + "\" environment"
-	}
-	return apierr.Forbidden("%s.", msg)
+	return domain.PrincipalFrom(r.Context()).Require(perm, r.PathValue("projectId"), env)
 }
 
 // pathEnv scopes a permission to the {environment} path value.
@@ -261,7 +127,7 @@ type tokenCache struct {
 }
 
 type tokenCacheEntry struct {
-	p        *Principal
+	p        *domain.Principal
 	secret   string
 	revision int64
 	at       time.Time
@@ -273,7 +139,7 @@ func newTokenCache(st *store.Store) *tokenCache {
 	return &tokenCache{store: st, seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
 }
 
-func (c *tokenCache) resolve(ctx context.Context, secret string) (*Principal, error) {
+func (c *tokenCache) resolve(ctx context.Context, secret string) (*domain.Principal, error) {
 	key := maphash.String(c.seed, secret)
 	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()
@@ -300,7 +166,7 @@ func secretsEqual(a, b string) bool {
 	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
 }
 
-func (c *tokenCache) load(ctx context.Context, secret, hash string) (*Principal, error) {
+func (c *tokenCache) load(ctx context.Context, secret, hash string) (*domain.Principal, error) {
 	q := c.store.Q(ctx)
 	if strings.HasPrefix(secret, "user:") {
 		u, expires, err := q.UserByTokenHash(hash)
@@ -318,7 +184,7 @@ func (c *tokenCache) load(ctx context.Context, secret, hash string) (*Principal,
 			name = *u.Username
 		}
 		id := u.ID
-		return &Principal{Kind: KindUser, Name: name, UserID: &id, RootRole: u.RootRole, User: &u}, nil
+		return &domain.Principal{Kind: domain.KindUser, Name: name, UserID: &id, RootRole: u.RootRole, User: &u}, nil
 	}
 	t, err := q.APITokenByHash(hash)
 	if apierr.IsKind(err, apierr.KindNotFound) || (err == nil && t.ExpiresAt != nil && t.ExpiresAt.Before(c.now())) {
@@ -327,9 +193,9 @@ func (c *tokenCache) load(ctx context.Context, secret, hash string) (*Principal,
 	if err != nil {
 		return nil, err
 	}
-	p := &Principal{Kind: t.Type, Name: t.TokenName, Projects: t.Projects, Environment: t.Environment}
-	if t.Type == KindAdminToken {
-		p.RootRole, p.UserID = RoleAdmin, &adminTokenUserID
+	p := &domain.Principal{Kind: t.Type, Name: t.TokenName, Projects: t.Projects, Environment: t.Environment}
+	if t.Type == domain.KindAdminToken {
+		p.RootRole, p.UserID = domain.RoleAdmin, &adminTokenUserID
 	}
 	return p, nil
 }

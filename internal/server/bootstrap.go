@@ -2,10 +2,9 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -35,7 +34,7 @@ func (s *Server) Bootstrap(ctx context.Context) (generatedAdmin string, err erro
 					continue
 				}
 				seen[secret] = true
-				if err := insertToken(tx, systemActor, "admin", k.typ, secret); err != nil {
+				if err := insertToken(tx, domain.SystemActor, "admin", k.typ, secret); err != nil {
 					return err
 				}
 			}
@@ -45,11 +44,6 @@ func (s *Server) Bootstrap(ctx context.Context) (generatedAdmin string, err erro
 	return generatedAdmin, err
 }
 
-var systemUserID = int64(-1337)
-
-// systemActor is who the server itself acts as.
-var systemActor = store.Actor{Name: "unleash_system_user", UserID: &systemUserID}
-
 // insertToken stores one API token and writes its event.
 func insertToken(tx *store.Tx, actor store.Actor, name, typ, secret string) error {
 	project, env := tokenScope(secret)
@@ -58,19 +52,11 @@ func insertToken(tx *store.Tx, actor store.Actor, name, typ, secret string) erro
 		return err
 	}
 	t.Hint = store.SecretHint(secret)
-	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: actor, Project: project, Environment: env, Data: tokenEventData(t)})
+	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: actor, Project: project, Environment: env, Data: domain.TokenEventData(t)})
 }
 
-func tokenEventData(t store.APIToken) map[string]any {
-	return map[string]any{"tokenName": t.TokenName, "type": t.Type, "environment": t.Environment, "projects": t.Projects}
-}
-
-// RandomHex returns n random bytes as hex.
-func RandomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+// RandomHex returns n random bytes as hex (domain.RandomHex).
+func RandomHex(n int) string { return domain.RandomHex(n) }
 
 // EnsureAPIToken stores an API token with a caller-chosen secret, as the
 // system user and with its event, unless a token with that secret exists.
@@ -81,6 +67,6 @@ func (s *Server) EnsureAPIToken(ctx context.Context, name, typ, secret string) e
 		if !apierr.IsKind(err, apierr.KindNotFound) {
 			return err
 		}
-		return insertToken(tx, systemActor, name, typ, secret)
+		return insertToken(tx, domain.SystemActor, name, typ, secret)
 	})
 }

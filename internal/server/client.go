@@ -14,7 +14,9 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -77,7 +79,7 @@ func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
 func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{}}
 	for _, sg := range d.Segments {
-		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: nonNilSlice(sg.Constraints)}
+		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)}
 	}
 	features := map[string]store.Feature{}
 	for _, f := range d.Features {
@@ -95,7 +97,7 @@ func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 		enabled := dep.Enabled
 		cd := engine.Dependency{Feature: dep.Feature, Enabled: &enabled}
 		if enabled {
-			cd.Variants = nonNilSlice(dep.Variants)
+			cd.Variants = domain.NonNil(dep.Variants)
 		}
 		deps[dep.Child] = append(deps[dep.Child], cd)
 	}
@@ -106,11 +108,11 @@ func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 		}
 		flag := clientFlag{tags: d.Tags[f.Name]}
 		base := engine.Feature{Name: f.Name, Type: f.Type, Description: f.Description, Project: f.Project, Enabled: fe.Enabled,
-			Stale: f.Stale, ImpressionData: f.ImpressionData, Variants: nonNilSlice(fe.Variants), Dependencies: deps[f.Name]}
+			Stale: f.Stale, ImpressionData: f.ImpressionData, Variants: domain.NonNil(fe.Variants), Dependencies: deps[f.Name]}
 		flag.withSegments, flag.inlined = base, base
 		flag.withSegments.Strategies, flag.inlined.Strategies = []engine.Strategy{}, []engine.Strategy{}
 		for _, st := range strategies[[2]string{f.Name, fe.Environment}] {
-			cs := engine.Strategy{Name: st.Name, Parameters: engine.Parameters(st.Parameters), Constraints: nonNilSlice(st.Constraints),
+			cs := engine.Strategy{Name: st.Name, Parameters: engine.Parameters(st.Parameters), Constraints: domain.NonNil(st.Constraints),
 				Variants: st.Variants}
 			withSeg := cs
 			withSeg.Segments = st.Segments
@@ -152,7 +154,7 @@ var strictSemver = sync.OnceValue(func() *regexp.Regexp {
 // parseClientQuery reads the token scope, the query parameters and the
 // Unleash-Client-Spec header.
 func parseClientQuery(r *http.Request) (clientQuery, error) {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	q := clientQuery{env: p.Environment, inline: true}
 	var values url.Values // SDKs usually send no query: nothing to parse
 	if r.URL.RawQuery != "" {
@@ -382,7 +384,7 @@ func (s *Server) clientFeature(w http.ResponseWriter, r *http.Request) error {
 		return apierr.NotFound("Could not find feature flag %s", name)
 	}
 	if q.inline {
-		return writeJSON(w, http.StatusOK, flags[i].inlined)
+		return httpjson.Write(w, http.StatusOK, flags[i].inlined)
 	}
-	return writeJSON(w, http.StatusOK, flags[i].withSegments)
+	return httpjson.Write(w, http.StatusOK, flags[i].withSegments)
 }

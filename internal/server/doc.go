@@ -1,11 +1,14 @@
-// Package server is Bunting's flag server: the admin API, the client API
-// for SDKs and proxies, and the seams the other parts plug into.
+// Package server is Bunting's flag server over HTTP: the admin API, the
+// client and frontend APIs for SDKs and proxies, and the operations
+// surface (health, metrics, API docs).
 //
 // # Adding routes
 //
-// routes.go lists the whole HTTP surface, one line per route:
+// One file per surface lists its routes, one line per route
+// (routes_admin.go, routes_signals.go, routes_sdk.go, routes_ops.go; routes.go
+// puts them together):
 //
-//	r.admin("POST /api/admin/projects/{projectId}/features", PermCreateFeature, s.createFeature, withJSON)
+//	r.admin("POST /api/admin/projects/{projectId}/features", domain.PermCreateFeature, s.createFeature, withJSON)
 //
 // r.public, r.admin, r.client and r.frontend choose who may call the route
 // (admin routes accept admin API tokens and users with a root role; client
@@ -26,36 +29,26 @@
 // Server.Routes lists every registered route; the HTTP fuzz test sends
 // hostile requests to each, so a new route is covered without more work.
 //
-// The server-extras part registers its routes in routes_extras.go
-// (registerExtrasRoutes) and the signals part in routes_signals.go
-// (registerSignalsRoutes); both are called from routes().
-//
 // # Changes and events
 //
-// Every change runs in store.Store.Tx and writes its event there:
+// Handlers do not hold rules. A handler that changes something decodes its
+// body, runs one internal/domain operation in a transaction and writes the
+// answer:
 //
-//	err := s.store.Tx(ctx, func(tx *store.Tx) error {
-//		if err := tx.UpdateFeature(f); err != nil {
-//			return err
-//		}
-//		return tx.Event(store.NewEvent{Type: "feature-metadata-updated", Actor: p.Actor(), ...})
+//	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+//		created, err = domain.AddStrategy(tx, p, project, feature, env, body)
+//		return err
 //	})
 //
-// The change and its event commit together or not at all; a transaction
-// that changed rows without an event is rolled back (store.ErrChangeWithoutEvent).
-// Committed events raise the store's revision, which invalidates the
-// client-features snapshot and the token cache; with several instances on
-// PostgreSQL, Server.Run polls the latest event id to see the others' changes.
-//
-// Hooks for data owned by other parts: store.featureTagsHook (a flag's
-// tags copied into its events) and store.featureTagPairsHook (every flag's
-// tags, for the client API's ?tag= filter) are nil until the extras part,
-// which owns tags, sets them in the store package.
-//
-// Code inside the process that changes flags on someone's behalf (signal
-// actions) uses Server.SetFeatureEnabled with a Principal (for a service
-// account: Kind KindUser, RootRole from the account), which checks the
-// permission and writes the events like the HTTP routes do.
+// The operation checks the permission again (the route already did, so
+// callers outside HTTP, such as signal actions, get the same check),
+// validates, changes rows and writes the event in that transaction: the
+// change and its event commit together or not at all, and a transaction
+// that changed rows without an event is rolled back
+// (store.ErrChangeWithoutEvent). Committed events raise the store's
+// revision, which invalidates the client-features snapshot and the token
+// cache; with several instances on PostgreSQL, Server.Run polls the latest
+// event id to see the others' changes.
 //
 // # Migrations
 //
@@ -66,10 +59,10 @@
 //
 // # Permissions
 //
-// Principal.Can decides: admin tokens and the Admin root role hold every
+// domain.Principal.Can decides: admin tokens and the Admin root role hold every
 // permission; Editor all but ADMIN and API-token management; Viewer none
 // (it may still call routes registered with permission ""). Permission
-// names are the Perm* constants (Unleash's names).
+// names are the domain.Perm* constants (Unleash's names).
 //
 // # Tests
 //

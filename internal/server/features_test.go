@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/server"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/store"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
@@ -345,21 +346,27 @@ func TestSetFeatureEnabledChecksPermission(t *testing.T) {
 	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		createFlag(t, h, "k1")
-		viewer := &server.Principal{Kind: server.KindUser, Name: "svc-viewer", RootRole: server.RoleViewer}
-		err := h.Server.SetFeatureEnabled(context.Background(), viewer, "default", "k1", "production", true)
+		setEnabled := func(p *domain.Principal, feature string, enabled bool) error {
+			return h.Server.Store().Tx(context.Background(), func(tx *store.Tx) error {
+				_, _, err := domain.SetEnabled(tx, p, "default", feature, "production", enabled, false)
+				return err
+			})
+		}
+		viewer := &domain.Principal{Kind: domain.KindUser, Name: "svc-viewer", RootRole: domain.RoleViewer}
+		err := setEnabled(viewer, "k1", true)
 		if !apierr.IsKind(err, apierr.KindForbidden) {
 			t.Fatalf("viewer: %v", err)
 		}
 		id := int64(7)
-		editor := &server.Principal{Kind: server.KindUser, Name: "svc-editor", UserID: &id, RootRole: server.RoleEditor}
-		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "k1", "production", true); err != nil {
+		editor := &domain.Principal{Kind: domain.KindUser, Name: "svc-editor", UserID: &id, RootRole: domain.RoleEditor}
+		if err := setEnabled(editor, "k1", true); err != nil {
 			t.Fatal(err)
 		}
 		ev := eventsOf(t, h, "feature-environment-enabled", "k1")
 		if len(ev) != 1 || ev[0]["createdBy"] != "svc-editor" || ev[0]["createdByUserId"] != float64(7) {
 			t.Fatalf("events: %v", ev)
 		}
-		if err := h.Server.SetFeatureEnabled(context.Background(), editor, "default", "nope", "production", false); !apierr.IsKind(err, apierr.KindNotFound) {
+		if err := setEnabled(editor, "nope", false); !apierr.IsKind(err, apierr.KindNotFound) {
 			t.Fatalf("unknown flag: %v", err)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -44,7 +46,7 @@ func newFrontendAPI(s *Server) *frontendAPI {
 
 // snapshot picks the engine snapshot for the calling frontend token.
 func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	if p == nil {
 		return nil, apierr.Unauthenticated("A frontend API token is required.")
 	}
@@ -70,7 +72,7 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 
 // compileFrontendSnapshot compiles the flags of the token's environment and
 // projects, with the segments they use.
-func compileFrontendSnapshot(cs *clientSnapshot, p *Principal) *engine.Snapshot {
+func compileFrontendSnapshot(cs *clientSnapshot, p *domain.Principal) *engine.Snapshot {
 	cf := &engine.ClientFeatures{Version: 2, Features: []engine.Feature{}}
 	used := map[int]bool{}
 	for _, flag := range cs.byEnv[p.Environment] {
@@ -121,7 +123,7 @@ func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 // evaluate serves /api/frontend and /api/frontend/all, counted by endpoint.
 func (f *frontendAPI) evaluate(endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.s.extras.metrics.frontendRequests.WithLabelValues(endpoint).Inc()
+		f.s.metrics.frontendRequests.WithLabelValues(endpoint).Inc()
 		f.handler.ServeHTTP(w, r)
 	})
 }
@@ -148,32 +150,25 @@ func (f *frontendAPI) preflight() http.Handler {
 	}))
 }
 
-func writeOK(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("OK"))
-	return nil
-}
-
 // frontendMetrics stores the usage a front-end SDK posts, like the client
 // API's metrics, and answers 200 OK.
 func (s *Server) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
-	if err := requireJSONBody(r); err != nil {
+	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
 	if err := s.recordMetrics(r); err != nil {
 		return err
 	}
-	return writeOK(w)
+	return httpjson.WriteOK(w)
 }
 
 // frontendRegister records a front-end SDK and answers 200 OK.
 func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error {
-	if err := requireJSONBody(r); err != nil {
+	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
 	var body registerBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	app, err := body.application(r, false)
@@ -183,24 +178,11 @@ func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error 
 	if err := s.seeApplication(r, app); err != nil {
 		return err
 	}
-	return writeOK(w)
-}
-
-// requireJSONBody is the 415 check for frontend routes (which take a plain
-// http.Handler and so cannot use withJSON).
-func requireJSONBody(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (you didn't provide one). Use application/json.")
-	}
-	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
-		return apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json.", ct)
-	}
-	return nil
+	return httpjson.WriteOK(w)
 }
 
 // frontendUnsupported answers the client-API paths the frontend API does
 // not offer.
 func (s *Server) frontendUnsupported(w http.ResponseWriter, r *http.Request) error {
-	return &apierr.Error{Kind: apierr.KindMethodNotAllowed, Name: "NotImplementedError", Message: "The frontend API does not support this endpoint."}
+	return apierr.Unsupported("The frontend API does not support this endpoint.")
 }

@@ -7,11 +7,12 @@ import (
 	"sync"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, map[string]string{"health": "GOOD"})
+	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
 }
 
 func (s *Server) listFeatureTypes(w http.ResponseWriter, r *http.Request) error {
@@ -19,7 +20,7 @@ func (s *Server) listFeatureTypes(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "types": types})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "types": types})
 }
 
 // eventList is the events envelope.
@@ -38,7 +39,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
+	return httpjson.Write(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
 }
 
 // listFeatureEvents answers the newest events of one flag.
@@ -48,7 +49,7 @@ func (s *Server) listFeatureEvents(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "toggleName": name, "events": events, "totalEvents": total})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "toggleName": name, "events": events, "totalEvents": total})
 }
 
 // eventSearch is the body of POST /api/admin/events/search.
@@ -63,7 +64,7 @@ type eventSearch struct {
 
 func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) error {
 	var body eventSearch
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	f := store.EventFilter{Type: body.Type, Project: body.Project, Feature: body.Feature, Query: body.Query, Limit: 100}
@@ -86,7 +87,7 @@ func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
+	return httpjson.Write(w, http.StatusOK, eventList{Version: 1, Events: events, TotalEvents: total})
 }
 
 func isEventType(t string) bool { _, ok := eventTypes()[t]; return ok }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -75,20 +77,20 @@ func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := s.recordMetrics(r); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusAccepted)
+	return httpjson.WriteStatus(w, http.StatusAccepted)
 }
 
 // recordMetrics stores the usage an SDK (server-side or front-end) posts,
 // for the flags its token sees, and records the SDK instance.
 func (s *Server) recordMetrics(r *http.Request) error {
 	var body metricsBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	if err := checkReporter(body.AppName, body.InstanceID, body.SDKVersion); err != nil {
 		return err
 	}
-	env := PrincipalFrom(r.Context()).Environment
+	env := domain.PrincipalFrom(r.Context()).Environment
 	at := s.store.Now()
 	usage := map[string]store.FlagUsage{}
 	if b := body.Bucket; b != nil {
@@ -127,7 +129,7 @@ type registerBody struct {
 
 func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
 	var body registerBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
 	app, err := body.application(r, true)
@@ -137,7 +139,7 @@ func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
 	if err := s.seeApplication(r, app); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusAccepted)
+	return httpjson.WriteStatus(w, http.StatusAccepted)
 }
 
 // application validates a registration and turns it into the application
@@ -162,7 +164,7 @@ func (b registerBody) application(r *http.Request, requireStrategies bool) (stor
 		return store.ClientApplication{}, err
 	}
 	return store.ClientApplication{AppName: b.AppName, InstanceID: cmpOr(b.InstanceID, "default"),
-		Environment: PrincipalFrom(r.Context()).Environment, SDKVersion: b.SDKVersion,
+		Environment: domain.PrincipalFrom(r.Context()).Environment, SDKVersion: b.SDKVersion,
 		Strategies: b.Strategies, Interval: *b.Interval, StartedAt: b.Started.t}, nil
 }
 
@@ -183,7 +185,7 @@ func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) er
 		if err := tx.SeenApplication(app); err != nil {
 			return err
 		}
-		return tx.Event(store.NewEvent{Type: "application-created", Actor: systemActor,
+		return tx.Event(store.NewEvent{Type: "application-created", Actor: domain.SystemActor,
 			Data: map[string]any{"appName": app.AppName, "instanceId": app.InstanceID, "strategies": app.Strategies, "sdkVersion": app.SDKVersion}})
 	})
 }
@@ -213,7 +215,7 @@ func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
 	for _, fe := range envs {
 		lastSeen[fe.Environment] = fe.LastSeenAt
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "maturity": "stable", "featureName": name,
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "maturity": "stable", "featureName": name,
 		"lastSeenAt": f.LastSeenAt, "environments": lastSeen, "data": rows})
 }
 
@@ -222,5 +224,5 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"applications": apps})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"applications": apps})
 }

@@ -1,14 +1,11 @@
 package server
 
 import (
-	"cmp"
 	"net/http"
-	"regexp"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -50,7 +47,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
 			CreatedAt:                    p.CreatedAt, UpdatedAt: p.UpdatedAt, Mode: p.Mode, DefaultStickiness: p.DefaultStickiness,
 		})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"version": 1, "projects": out})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "projects": out})
 }
 
 // projectHealth is 100 minus the share of stale and potentially stale flags.
@@ -62,91 +59,21 @@ func projectHealth(total, stale, potentiallyStale int) int {
 	return max(0, int(h+0.5))
 }
 
-// projectBody is the body of project create and update.
-type projectBody struct {
-	ID                string   `json:"id"`
-	Name              string   `json:"name"`
-	Description       *string  `json:"description"`
-	Mode              string   `json:"mode"`
-	DefaultStickiness string   `json:"defaultStickiness"`
-	Environments      []string `json:"environments"`
-}
-
-func (b projectBody) validate() error {
-	if strings.TrimSpace(b.Name) == "" {
-		return apierr.Validation("The `name` property is required. It was not present on the data you sent.")
-	}
-	switch b.Mode {
-	case "", "open", "protected", "private":
-	default:
-		return apierr.Validation("The `mode` property must be one of open, protected, private. You provided %q.", b.Mode)
-	}
-	return nil
-}
-
-// slugUnsafe matches the runs of characters a project id may not have; it
-// is compiled on first use rather than at start-up.
-var slugUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_.-]+`) })
-
-func slugify(name string) string {
-	s := strings.Trim(slugUnsafe().ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if s == "" {
-		s = "project"
-	}
-	return s
-}
-
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
-	var body projectBody
-	if err := decodeJSON(r, &body); err != nil {
+	var body domain.ProjectInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	if err := body.validate(); err != nil {
+	p := domain.PrincipalFrom(r.Context())
+	var proj store.Project
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		proj, err = domain.CreateProject(tx, p, body)
 		return err
-	}
-	if body.ID == "" {
-		body.ID = slugify(body.Name)
-	}
-	if err := validateName("id", body.ID); err != nil {
-		return err
-	}
-	p := PrincipalFrom(r.Context())
-	proj := store.Project{ID: body.ID, Name: body.Name, Description: body.Description, Mode: cmp.Or(body.Mode, "open"),
-		DefaultStickiness: cmp.Or(body.DefaultStickiness, "default"), Health: 100}
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		envs := body.Environments
-		if envs == nil {
-			all, err := tx.Environments()
-			if err != nil {
-				return err
-			}
-			for _, e := range all {
-				if e.Enabled {
-					envs = append(envs, e.Name)
-				}
-			}
-		}
-		var missing []string
-		for _, e := range envs {
-			if _, err := tx.Environment(e); err != nil {
-				missing = append(missing, "'"+e+"'")
-			}
-		}
-		if len(missing) > 0 {
-			return apierr.Validation("These environments do not exist: %s.", strings.Join(missing, ", "))
-		}
-		proj.CreatedAt = tx.Now()
-		if err := tx.InsertProject(proj, envs); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "project-created", Actor: p.Actor(), Project: proj.ID,
-			Data: map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description, "mode": proj.Mode,
-				"defaultStickiness": proj.DefaultStickiness, "environments": envs}})
 	})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, proj)
+	return httpjson.Write(w, http.StatusCreated, proj)
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
@@ -159,71 +86,32 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description,
+	return httpjson.Write(w, http.StatusOK, map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description,
 		"mode": proj.Mode, "defaultStickiness": proj.DefaultStickiness, "health": proj.Health, "createdAt": proj.CreatedAt,
 		"updatedAt": proj.UpdatedAt, "environments": envs})
 }
 
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
-	var body projectBody
-	if err := decodeJSON(r, &body); err != nil {
+	var body domain.ProjectInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	if err := body.validate(); err != nil {
-		return err
-	}
-	id, p := r.PathValue("projectId"), PrincipalFrom(r.Context())
-	if body.ID != "" && body.ID != id {
-		return apierr.Validation("The `id` property cannot change a project's id.")
-	}
+	p := domain.PrincipalFrom(r.Context())
 	var proj store.Project
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		old, err := tx.Project(id)
-		if err != nil {
-			return err
-		}
-		proj = old
-		proj.Name, proj.Description = body.Name, body.Description
-		proj.Mode, proj.DefaultStickiness = cmp.Or(body.Mode, old.Mode), cmp.Or(body.DefaultStickiness, old.DefaultStickiness)
-		if err := tx.UpdateProject(proj); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "project-updated", Actor: p.Actor(), Project: id, Data: projectEventData(proj), PreData: projectEventData(old)})
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		proj, err = domain.UpdateProject(tx, p, r.PathValue("projectId"), body)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, proj)
-}
-
-func projectEventData(p store.Project) map[string]any {
-	return map[string]any{"id": p.ID, "name": p.Name, "description": p.Description, "mode": p.Mode, "defaultStickiness": p.DefaultStickiness}
+	return httpjson.Write(w, http.StatusOK, proj)
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
-	id, p := r.PathValue("projectId"), PrincipalFrom(r.Context())
-	if id == "default" {
-		return apierr.Forbidden("You can not delete the default project!")
-	}
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		old, err := tx.Project(id)
-		if err != nil {
-			return err
-		}
-		active, err := tx.Features(id, false)
-		if err != nil {
-			return err
-		}
-		if len(active) > 0 {
-			return apierr.Forbidden("You can not delete a project with active feature flags")
-		}
-		if err := tx.DeleteProject(id); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "project-deleted", Actor: p.Actor(), Project: id, PreData: projectEventData(old)})
-	})
-	if err != nil {
+	id, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteProject(tx, p, id) }); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusOK)
+	return httpjson.WriteStatus(w, http.StatusOK)
 }

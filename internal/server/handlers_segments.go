@@ -5,44 +5,10 @@ import (
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
-
-// segmentBody is the body of segment create and update.
-type segmentBody struct {
-	Name        string            `json:"name"`
-	Description *string           `json:"description"`
-	Project     *string           `json:"project"`
-	Constraints []constraintInput `json:"constraints"`
-}
-
-const maxSegmentValues = 1000
-
-func (b segmentBody) validate(q store.Q) error {
-	if b.Name == "" {
-		return apierr.Validation("The `name` property is required. It was not present on the data you sent.")
-	}
-	if b.Constraints == nil {
-		return apierr.Validation("The `constraints` property is required. It was not present on the data you sent.")
-	}
-	if err := validateConstraints("constraints", b.Constraints); err != nil {
-		return err
-	}
-	values := 0
-	for _, c := range b.Constraints {
-		values += len(c.Values)
-	}
-	if values > maxSegmentValues {
-		return apierr.Validation("A segment may hold at most %d values in its constraints.", maxSegmentValues)
-	}
-	if b.Project != nil && *b.Project != "" {
-		if _, err := q.Project(*b.Project); err != nil {
-			return apierr.Validation("The `project` property names a project that does not exist: %s.", *b.Project)
-		}
-	}
-	return nil
-}
 
 func segmentID(r *http.Request) (int, error) {
 	id, err := strconv.Atoi(r.PathValue("segmentId"))
@@ -57,7 +23,7 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"segments": segs})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"segments": segs})
 }
 
 func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
@@ -69,41 +35,25 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, sg)
-}
-
-func projectOf(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
+	return httpjson.Write(w, http.StatusOK, sg)
 }
 
 func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
-	var body segmentBody
-	if err := decodeJSON(r, &body); err != nil {
+	var body domain.SegmentInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	var sg store.Segment
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		if err := body.validate(tx.Q); err != nil {
-			return err
-		}
-		creator := p.Name
-		sg = store.Segment{Name: body.Name, Description: body.Description, Project: body.Project, Constraints: engineConstraints(body.Constraints), CreatedBy: &creator, CreatedAt: tx.Now()}
-		id, err := tx.InsertSegment(sg)
-		if err != nil {
-			return err
-		}
-		sg.ID = id
-		return tx.Event(store.NewEvent{Type: "segment-created", Actor: p.Actor(), Project: projectOf(sg.Project), Data: sg})
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		sg, err = domain.CreateSegment(tx, p, body)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	httpjson.SetLocation(w, "segments/%s", strconv.Itoa(sg.ID))
-	return writeJSON(w, http.StatusCreated, sg)
+	return httpjson.Write(w, http.StatusCreated, sg)
 }
 
 func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
@@ -111,30 +61,15 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body segmentBody
-	if err := decodeJSON(r, &body); err != nil {
+	var body domain.SegmentInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
-	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		old, err := tx.Segment(id)
-		if err != nil {
-			return err
-		}
-		if err := body.validate(tx.Q); err != nil {
-			return err
-		}
-		sg := old
-		sg.Name, sg.Description, sg.Project, sg.Constraints = body.Name, body.Description, body.Project, engineConstraints(body.Constraints)
-		if err := tx.UpdateSegment(sg); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "segment-updated", Actor: p.Actor(), Project: projectOf(sg.Project), Data: sg, PreData: old})
-	})
-	if err != nil {
+	p := domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.UpdateSegment(tx, p, id, body) }); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusNoContent)
+	return httpjson.WriteStatus(w, http.StatusNoContent)
 }
 
 func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
@@ -142,26 +77,9 @@ func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := PrincipalFrom(r.Context())
-	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		old, err := tx.Segment(id)
-		if err != nil {
-			return err
-		}
-		inUse, err := tx.SegmentInUse(id)
-		if err != nil {
-			return err
-		}
-		if inUse {
-			return apierr.Conflict("Segment %d is used by at least one strategy; remove it from those strategies first.", id)
-		}
-		if err := tx.DeleteSegment(id); err != nil {
-			return err
-		}
-		return tx.Event(store.NewEvent{Type: "segment-deleted", Actor: p.Actor(), Project: projectOf(old.Project), PreData: old})
-	})
-	if err != nil {
+	p := domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteSegment(tx, p, id) }); err != nil {
 		return err
 	}
-	return writeEmpty(w, http.StatusNoContent)
+	return httpjson.WriteStatus(w, http.StatusNoContent)
 }

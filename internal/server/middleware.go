@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/redact"
 )
 
@@ -154,20 +154,13 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 // jsonBody rejects a request whose body is not declared as JSON (415).
 func (s *Server) jsonBody(next http.Handler) http.Handler {
 	return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
-		ct := r.Header.Get("Content-Type")
-		mt, _, err := mime.ParseMediaType(ct)
-		if ct == "" {
-			return apierr.UnsupportedMediaType("We do not accept the content-type you provided (you didn't provide one). Use application/json.")
-		}
-		if err != nil || (mt != "application/json" && !isJSONSuffix(mt)) {
-			return apierr.UnsupportedMediaType("We do not accept the content-type you provided (%s). Use application/json.", ct)
+		if err := httpjson.RequireJSON(r); err != nil {
+			return err
 		}
 		next.ServeHTTP(w, r)
 		return nil
 	})
 }
-
-func isJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }
 
 // notFound answers every unknown path with the 404 error body.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

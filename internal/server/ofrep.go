@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/ofrep"
 )
 
@@ -18,12 +19,12 @@ import (
 // and context defaults; its event streams wake when the store's
 // generation moves and the caller's flags changed.
 func (s *Server) registerOFREPRoutes(r *router) {
-	front := s.extras.front
+	front := s.front
 	h := ofrep.New(ofrep.Options{
 		BasePath:     "/ofrep",
 		Authenticate: s.ofrepAuthenticate,
 		Snapshot: func(r *http.Request, scope string) (*engine.Snapshot, error) {
-			return front.snapshot(withPrincipal(r, scopePrincipal(scope)))
+			return front.snapshot(r.WithContext(domain.WithPrincipal(r.Context(), scopePrincipal(scope))))
 		},
 		Complete:     completeFrontendContext,
 		MaxBodyBytes: s.cfg.BodyLimit,
@@ -54,7 +55,7 @@ func (s *Server) ofrepAuthenticate(r *http.Request) (string, error) {
 	if p == nil {
 		return "", apierr.Unauthenticated("The provided API token is not valid or has expired.")
 	}
-	if p.Kind != KindFrontendToken {
+	if p.Kind != domain.KindFrontendToken {
 		return "", apierr.Forbidden("invalid token: expected a different token type for this endpoint")
 	}
 	projects := slices.Sorted(slices.Values(p.Projects))
@@ -62,9 +63,9 @@ func (s *Server) ofrepAuthenticate(r *http.Request) (string, error) {
 }
 
 // scopePrincipal is the frontend principal a scope stands for.
-func scopePrincipal(scope string) *Principal {
+func scopePrincipal(scope string) *domain.Principal {
 	env, projects, _ := strings.Cut(scope, "|")
-	p := &Principal{Kind: KindFrontendToken, Environment: env}
+	p := &domain.Principal{Kind: domain.KindFrontendToken, Environment: env}
 	if projects != "" {
 		p.Projects = strings.Split(projects, ",")
 	}

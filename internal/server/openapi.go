@@ -2,8 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bunting-flags/bunting/internal/domain"
 )
 
 // apiOperation describes one admin API operation for the OpenAPI document.
@@ -21,59 +24,59 @@ type apiOperation struct {
 // adminOperations are the documented admin API operations. The first nine
 // are the specification's.
 var adminOperations = []apiOperation{
-	{"POST", "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off", "Turn a flag off in an environment", "Features", PermUpdateFeatureEnvironment, "", "Feature", 200},
+	{"POST", "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off", "Turn a flag off in an environment", "Features", domain.PermUpdateFeatureEnvironment, "", "Feature", 200},
 	{"POST", "/api/admin/events/search", "Search events", "Events", "", "EventSearch", "EventList", 200},
-	{"GET", "/api/admin/events", "Last 100 events, or all of one project", "Events", PermAdmin, "", "EventList", 200},
+	{"GET", "/api/admin/events", "Last 100 events, or all of one project", "Events", domain.PermAdmin, "", "EventList", 200},
 	{"GET", "/api/admin/projects", "List projects", "Projects", "", "", "ProjectList", 200},
-	{"PUT", "/api/admin/strategies/{name}", "Update a custom strategy type (absent properties untouched)", "Strategies", PermUpdateStrategy, "StrategyTypeUpdate", "", 200},
+	{"PUT", "/api/admin/strategies/{name}", "Update a custom strategy type (absent properties untouched)", "Strategies", domain.PermUpdateStrategy, "StrategyTypeUpdate", "", 200},
 	{"GET", "/api/admin/user/profile", "The calling principal's profile", "Users", "", "", "UserProfile", 200},
-	{"GET", "/api/admin/state/export", "Export the state (format=json|yaml, download, strategies, featureToggles, projects, tags, environments)", "State", PermAdmin, "", "StateExport", 200},
+	{"GET", "/api/admin/state/export", "Export the state (format=json|yaml, download, strategies, featureToggles, projects, tags, environments)", "State", domain.PermAdmin, "", "StateExport", 200},
 	{"GET", "/api/admin/projects/{projectId}/features/{featureName}/parents", "Flags that may become the flag's parent", "Dependencies", "", "", "StringList", 200},
 	{"GET", "/api/admin/feature-types", "List feature types", "Feature types", "", "", "FeatureTypeList", 200},
 
-	{"POST", "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on", "Turn a flag on in an environment", "Features", PermUpdateFeatureEnvironment, "", "Feature", 200},
-	{"PUT", "/api/admin/feature-types/{id}/lifetime", "Set a feature type's lifetime in days (0 or null: never stale)", "Feature types", PermAdmin, "FeatureTypeLifetime", "FeatureType", 200},
+	{"POST", "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on", "Turn a flag on in an environment", "Features", domain.PermUpdateFeatureEnvironment, "", "Feature", 200},
+	{"PUT", "/api/admin/feature-types/{id}/lifetime", "Set a feature type's lifetime in days (0 or null: never stale)", "Feature types", domain.PermAdmin, "FeatureTypeLifetime", "FeatureType", 200},
 	{"GET", "/api/admin/strategies", "List strategy types", "Strategies", "", "", "StrategyTypeList", 200},
-	{"POST", "/api/admin/strategies", "Create a custom strategy type", "Strategies", PermCreateStrategy, "StrategyTypeCreate", "StrategyType", 201},
+	{"POST", "/api/admin/strategies", "Create a custom strategy type", "Strategies", domain.PermCreateStrategy, "StrategyTypeCreate", "StrategyType", 201},
 	{"GET", "/api/admin/strategies/{name}", "Get a strategy type", "Strategies", "", "", "StrategyType", 200},
-	{"DELETE", "/api/admin/strategies/{name}", "Delete a custom strategy type", "Strategies", PermDeleteStrategy, "", "", 200},
-	{"POST", "/api/admin/strategies/{name}/deprecate", "Deprecate a strategy type", "Strategies", PermUpdateStrategy, "", "", 200},
-	{"POST", "/api/admin/strategies/{name}/reactivate", "Reactivate a strategy type", "Strategies", PermUpdateStrategy, "", "", 200},
-	{"POST", "/api/admin/state/import", "Import a state document (JSON or YAML; drop, keep)", "State", PermAdmin, "StateExport", "", 202},
+	{"DELETE", "/api/admin/strategies/{name}", "Delete a custom strategy type", "Strategies", domain.PermDeleteStrategy, "", "", 200},
+	{"POST", "/api/admin/strategies/{name}/deprecate", "Deprecate a strategy type", "Strategies", domain.PermUpdateStrategy, "", "", 200},
+	{"POST", "/api/admin/strategies/{name}/reactivate", "Reactivate a strategy type", "Strategies", domain.PermUpdateStrategy, "", "", 200},
+	{"POST", "/api/admin/state/import", "Import a state document (JSON or YAML; drop, keep)", "State", domain.PermAdmin, "StateExport", "", 202},
 	{"GET", "/api/admin/user/tokens", "The caller's personal access tokens", "Users", "", "", "Object", 200},
 	{"POST", "/api/admin/user/tokens", "Create a personal access token", "Users", "", "UserTokenCreate", "UserToken", 201},
 	{"DELETE", "/api/admin/user/tokens/{tokenId}", "Delete a personal access token", "Users", "", "", "", 200},
-	{"GET", "/api/admin/service-account", "List service accounts", "Service accounts", PermAdmin, "", "Object", 200},
-	{"POST", "/api/admin/service-account", "Create a service account", "Service accounts", PermAdmin, "ServiceAccountCreate", "ServiceAccount", 201},
-	{"PUT", "/api/admin/service-account/{id}", "Update a service account", "Service accounts", PermAdmin, "ServiceAccountCreate", "ServiceAccount", 200},
-	{"DELETE", "/api/admin/service-account/{id}", "Delete a service account", "Service accounts", PermAdmin, "", "", 200},
-	{"GET", "/api/admin/service-account/{id}/token", "List a service account's tokens", "Service accounts", PermAdmin, "", "Object", 200},
-	{"POST", "/api/admin/service-account/{id}/token", "Create a service account token", "Service accounts", PermAdmin, "UserTokenCreate", "UserToken", 201},
-	{"DELETE", "/api/admin/service-account/{id}/token/{tokenId}", "Delete a service account token", "Service accounts", PermAdmin, "", "", 200},
-	{"POST", "/api/admin/projects/{projectId}/stale", "Mark flags stale or not", "Features", PermUpdateFeature, "StaleChange", "", 202},
-	{"POST", "/api/admin/features/{featureName}/stale/on", "Mark a flag stale", "Features", PermUpdateFeature, "", "Feature", 200},
-	{"POST", "/api/admin/features/{featureName}/stale/off", "Mark a flag not stale", "Features", PermUpdateFeature, "", "Feature", 200},
+	{"GET", "/api/admin/service-account", "List service accounts", "Service accounts", domain.PermAdmin, "", "Object", 200},
+	{"POST", "/api/admin/service-account", "Create a service account", "Service accounts", domain.PermAdmin, "ServiceAccountCreate", "ServiceAccount", 201},
+	{"PUT", "/api/admin/service-account/{id}", "Update a service account", "Service accounts", domain.PermAdmin, "ServiceAccountCreate", "ServiceAccount", 200},
+	{"DELETE", "/api/admin/service-account/{id}", "Delete a service account", "Service accounts", domain.PermAdmin, "", "", 200},
+	{"GET", "/api/admin/service-account/{id}/token", "List a service account's tokens", "Service accounts", domain.PermAdmin, "", "Object", 200},
+	{"POST", "/api/admin/service-account/{id}/token", "Create a service account token", "Service accounts", domain.PermAdmin, "UserTokenCreate", "UserToken", 201},
+	{"DELETE", "/api/admin/service-account/{id}/token/{tokenId}", "Delete a service account token", "Service accounts", domain.PermAdmin, "", "", 200},
+	{"POST", "/api/admin/projects/{projectId}/stale", "Mark flags stale or not", "Features", domain.PermUpdateFeature, "StaleChange", "", 202},
+	{"POST", "/api/admin/features/{featureName}/stale/on", "Mark a flag stale", "Features", domain.PermUpdateFeature, "", "Feature", 200},
+	{"POST", "/api/admin/features/{featureName}/stale/off", "Mark a flag not stale", "Features", domain.PermUpdateFeature, "", "Feature", 200},
 	{"GET", "/api/admin/tag-types", "List tag types", "Tags", "", "", "Object", 200},
-	{"POST", "/api/admin/tag-types", "Create a tag type", "Tags", PermCreateTagType, "TagType", "TagType", 201},
+	{"POST", "/api/admin/tag-types", "Create a tag type", "Tags", domain.PermCreateTagType, "TagType", "TagType", 201},
 	{"GET", "/api/admin/tag-types/{name}", "Get a tag type", "Tags", "", "", "Object", 200},
-	{"PUT", "/api/admin/tag-types/{name}", "Update a tag type", "Tags", PermUpdateTagType, "TagType", "", 200},
-	{"DELETE", "/api/admin/tag-types/{name}", "Delete a tag type with its tags", "Tags", PermDeleteTagType, "", "", 200},
+	{"PUT", "/api/admin/tag-types/{name}", "Update a tag type", "Tags", domain.PermUpdateTagType, "TagType", "", 200},
+	{"DELETE", "/api/admin/tag-types/{name}", "Delete a tag type with its tags", "Tags", domain.PermDeleteTagType, "", "", 200},
 	{"GET", "/api/admin/tags", "List tags", "Tags", "", "", "Object", 200},
 	{"GET", "/api/admin/tags/{type}", "List the tags of one type", "Tags", "", "", "Object", 200},
-	{"POST", "/api/admin/tags", "Create a tag", "Tags", PermUpdateFeature, "Tag", "Object", 201},
-	{"DELETE", "/api/admin/tags/{type}/{value}", "Delete a tag", "Tags", PermUpdateFeature, "", "", 200},
+	{"POST", "/api/admin/tags", "Create a tag", "Tags", domain.PermUpdateFeature, "Tag", "Object", 201},
+	{"DELETE", "/api/admin/tags/{type}/{value}", "Delete a tag", "Tags", domain.PermUpdateFeature, "", "", 200},
 	{"GET", "/api/admin/features/{featureName}/tags", "A flag's tags", "Tags", "", "", "Object", 200},
-	{"POST", "/api/admin/features/{featureName}/tags", "Tag a flag", "Tags", PermUpdateFeature, "Tag", "Tag", 201},
-	{"PUT", "/api/admin/features/{featureName}/tags", "Add and remove a flag's tags", "Tags", PermUpdateFeature, "FeatureTagsChange", "Object", 200},
-	{"DELETE", "/api/admin/features/{featureName}/tags/{type}/{value}", "Untag a flag", "Tags", PermUpdateFeature, "", "", 200},
+	{"POST", "/api/admin/features/{featureName}/tags", "Tag a flag", "Tags", domain.PermUpdateFeature, "Tag", "Tag", 201},
+	{"PUT", "/api/admin/features/{featureName}/tags", "Add and remove a flag's tags", "Tags", domain.PermUpdateFeature, "FeatureTagsChange", "Object", 200},
+	{"DELETE", "/api/admin/features/{featureName}/tags/{type}/{value}", "Untag a flag", "Tags", domain.PermUpdateFeature, "", "", 200},
 	{"GET", "/api/admin/context", "List context fields", "Context fields", "", "", "Object", 200},
-	{"POST", "/api/admin/context", "Create a context field", "Context fields", PermCreateContextField, "ContextField", "ContextField", 201},
+	{"POST", "/api/admin/context", "Create a context field", "Context fields", domain.PermCreateContextField, "ContextField", "ContextField", 201},
 	{"POST", "/api/admin/context/validate", "Check a context field name is free", "Context fields", "", "Object", "", 200},
 	{"GET", "/api/admin/context/{name}", "Get a context field", "Context fields", "", "", "ContextField", 200},
-	{"PUT", "/api/admin/context/{name}", "Update a context field (absent properties untouched)", "Context fields", PermUpdateContextField, "ContextField", "", 200},
-	{"DELETE", "/api/admin/context/{name}", "Delete an unused context field", "Context fields", PermDeleteContextField, "", "", 200},
-	{"POST", "/api/admin/context/{name}/legal-values", "Add or update a legal value", "Context fields", PermUpdateContextField, "LegalValue", "", 200},
-	{"DELETE", "/api/admin/context/{name}/legal-values/{value}", "Remove a legal value", "Context fields", PermUpdateContextField, "", "", 200},
+	{"PUT", "/api/admin/context/{name}", "Update a context field (absent properties untouched)", "Context fields", domain.PermUpdateContextField, "ContextField", "", 200},
+	{"DELETE", "/api/admin/context/{name}", "Delete an unused context field", "Context fields", domain.PermDeleteContextField, "", "", 200},
+	{"POST", "/api/admin/context/{name}/legal-values", "Add or update a legal value", "Context fields", domain.PermUpdateContextField, "LegalValue", "", 200},
+	{"DELETE", "/api/admin/context/{name}/legal-values/{value}", "Remove a legal value", "Context fields", domain.PermUpdateContextField, "", "", 200},
 }
 
 type jsonObj = map[string]any
@@ -152,7 +155,7 @@ func openAPISchemas() jsonObj {
 // OpenAPIDocument returns the OpenAPI 3.0 document of the admin API.
 func OpenAPIDocument() []byte {
 	paths := jsonObj{}
-	for _, op := range adminOperations {
+	for _, op := range slices.Concat(adminOperations, signalsOperations) {
 		item, _ := paths[op.Path].(jsonObj)
 		if item == nil {
 			item = jsonObj{}

@@ -55,14 +55,14 @@ func (s *Server) countLiveFeatures() int {
 }
 
 func (s *Server) prometheusMetrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.extras.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil
 }
 
 // openAPIJSON serves the admin API's OpenAPI document.
 func (s *Server) openAPIJSON(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_, _ = w.Write(s.extras.openAPI)
+	_, _ = w.Write(s.openAPI)
 	return nil
 }
 
@@ -73,6 +73,6 @@ func newDocsPage() http.Handler {
 }
 
 func (s *Server) docsPage(w http.ResponseWriter, r *http.Request) error {
-	s.extras.docs.ServeHTTP(w, r)
+	s.docs.ServeHTTP(w, r)
 	return nil
 }

@@ -24,8 +24,13 @@ type Server struct {
 	tokens  *tokenCache
 	handler http.Handler
 	client  *clientCache
-	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
+	// front serves the frontend API; metrics, openAPI and docs the
+	// operations surface.
+	front   *frontendAPI
+	metrics *serverMetrics
+	openAPI []byte
+	docs    http.Handler
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -44,11 +49,15 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.client = newClientCache(s)
+	s.front = newFrontendAPI(s)
+	s.metrics = newServerMetrics(s)
+	s.openAPI = OpenAPIDocument()
+	s.docs = newDocsPage()
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
-	s.handler = s.routes()
+	s.handler, s.routeTable = s.routes()
 	return s, nil
 }
 
@@ -61,7 +70,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // Run polls for changes by other instances until ctx ends. Call it in its
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
-	go s.runExtras(ctx)
+	go s.runStaleChecks(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -90,7 +91,7 @@ func (s *Server) knownUsage(r *http.Request, toggles map[string]reportedToggle) 
 	if err != nil {
 		return nil, err
 	}
-	p := PrincipalFrom(r.Context())
+	p := domain.PrincipalFrom(r.Context())
 	for name, t := range toggles {
 		flag := cs.flag(p.Environment, name)
 		if flag == nil || !p.CanSeeProject(flag.withSegments.Project) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -25,9 +26,6 @@ const (
 	ActionToggleOnByTag  = "TOGGLE_FEATURES_ON_BY_TAG"
 	ActionToggleOffByTag = "TOGGLE_FEATURES_OFF_BY_TAG"
 )
-
-// PermUpdateFeatureEnvironment is what every toggle action needs.
-const PermUpdateFeatureEnvironment = "UPDATE_FEATURE_ENVIRONMENT"
 
 // actionDefinition describes an action type for GET …/actions/config.
 type actionDefinition struct {
@@ -54,7 +52,7 @@ func toggleDefinition(label, description string, enables, byTag bool) actionDefi
 	}
 	return actionDefinition{
 		Label: label, Description: description, Category: "Feature flags",
-		Permissions: []string{PermUpdateFeatureEnvironment},
+		Permissions: []string{domain.PermUpdateFeatureEnvironment},
 		Parameters: []actionParameter{
 			{Name: "project", Label: "Project", Type: "hidden"},
 			{Name: "environment", Label: "Environment", Type: "select"},
@@ -85,7 +83,7 @@ var multiValueOperators = []string{"IN", "NOT_IN", "STR_STARTS_WITH", "STR_ENDS_
 
 // ActionsConfig answers GET /api/admin/projects/{projectId}/actions/config.
 func (s *Service) ActionsConfig(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, actionDefinitions)
+	return httpjson.Write(w, http.StatusOK, actionDefinitions)
 }
 
 // actionSetBody is the create/update request of an action set.
@@ -224,7 +222,7 @@ func (s *Service) ListActionSets(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"actions": sets})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"actions": sets})
 }
 
 // GetActionSet answers GET /api/admin/projects/{projectId}/actions/{id}.
@@ -237,17 +235,17 @@ func (s *Service) GetActionSet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, a)
+	return httpjson.Write(w, http.StatusOK, a)
 }
 
 // CreateActionSet answers POST /api/admin/projects/{projectId}/actions.
 func (s *Service) CreateActionSet(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("projectId")
 	var body actionSetBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := httpjson.Decode(r, bodyLimit, &body); err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	if _, err := s.store.Q(r.Context()).Project(project); err != nil {
 		return err
 	}
@@ -281,7 +279,7 @@ func (s *Service) CreateActionSet(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	httpjson.SetLocation(w, "api/admin/projects/%s/actions/%s", project, strconv.FormatInt(a.ID, 10))
-	return writeJSON(w, http.StatusCreated, a)
+	return httpjson.Write(w, http.StatusCreated, a)
 }
 
 // UpdateActionSet answers PUT /api/admin/projects/{projectId}/actions/{id}.
@@ -291,10 +289,10 @@ func (s *Service) UpdateActionSet(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var body actionSetBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := httpjson.Decode(r, bodyLimit, &body); err != nil {
 		return err
 	}
-	a, err := s.toActionSet(body, r.PathValue("projectId"), s.hooks.Actor(r))
+	a, err := s.toActionSet(body, r.PathValue("projectId"), actorOf(r))
 	if err != nil {
 		return err
 	}
@@ -333,7 +331,7 @@ func (s *Service) setActionSetEnabled(w http.ResponseWriter, r *http.Request, en
 // and answers the stored set.
 func (s *Service) changeActionSet(w http.ResponseWriter, r *http.Request, id int64,
 	change func(*store.Tx, store.ActionSet) (store.ActionSet, error)) error {
-	project, actor := r.PathValue("projectId"), s.hooks.Actor(r)
+	project, actor := r.PathValue("projectId"), actorOf(r)
 	var updated store.ActionSet
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ActionSet(project, id)
@@ -355,7 +353,7 @@ func (s *Service) changeActionSet(w http.ResponseWriter, r *http.Request, id int
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, updated)
+	return httpjson.Write(w, http.StatusOK, updated)
 }
 
 // DeleteActionSet answers DELETE /api/admin/projects/{projectId}/actions/{id}.
@@ -364,7 +362,7 @@ func (s *Service) DeleteActionSet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	project, actor := r.PathValue("projectId"), s.hooks.Actor(r)
+	project, actor := r.PathValue("projectId"), actorOf(r)
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.ActionSet(project, id)
 		if err != nil {
@@ -378,8 +376,7 @@ func (s *Service) DeleteActionSet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // ListActionSetEvents answers GET /api/admin/projects/{projectId}/actions/{id}/events:
@@ -401,5 +398,5 @@ func (s *Service) ListActionSetEvents(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"actionSetEvents": events})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"actionSetEvents": events})
 }

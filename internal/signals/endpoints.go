@@ -78,7 +78,7 @@ func (s *Service) ListEndpoints(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"signalEndpoints": list})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"signalEndpoints": list})
 }
 
 // CreateEndpoint answers POST /api/admin/signal-endpoints.
@@ -87,7 +87,7 @@ func (s *Service) CreateEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	e := store.SignalEndpoint{Name: *body.Name, Description: body.Description, Enabled: body.Enabled == nil || *body.Enabled,
 		CreatedAt: s.store.Now(), CreatedByUserID: actor.UserID}
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -114,7 +114,7 @@ func (s *Service) CreateEndpoint(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "api/admin/signal-endpoints/%s", strconv.FormatInt(e.ID, 10))
-	return writeJSON(w, http.StatusCreated, endpointView{created, s.endpointURL(created.Name)})
+	return httpjson.Write(w, http.StatusCreated, endpointView{created, s.endpointURL(created.Name)})
 }
 
 // UpdateEndpoint answers PUT /api/admin/signal-endpoints/{id}.
@@ -156,7 +156,7 @@ func (s *Service) setEndpointEnabled(w http.ResponseWriter, r *http.Request, ena
 // changeEndpoint applies change to an endpoint in one transaction with its
 // event, then answers the endpoint with its URL.
 func (s *Service) changeEndpoint(w http.ResponseWriter, r *http.Request, id int64, change func(*store.SignalEndpoint)) error {
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.SignalEndpoint(id)
 		if err != nil {
@@ -176,7 +176,7 @@ func (s *Service) changeEndpoint(w http.ResponseWriter, r *http.Request, id int6
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, endpointView{e, s.endpointURL(e.Name)})
+	return httpjson.Write(w, http.StatusOK, endpointView{e, s.endpointURL(e.Name)})
 }
 
 // DeleteEndpoint answers DELETE /api/admin/signal-endpoints/{id}. An
@@ -186,7 +186,7 @@ func (s *Service) DeleteEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		e, err := tx.SignalEndpoint(id)
 		if err != nil {
@@ -208,8 +208,7 @@ func (s *Service) DeleteEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // tokenBody is the create/rename request of a token.
@@ -243,7 +242,7 @@ func (s *Service) ListTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"signalEndpointTokens": e.Tokens})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"signalEndpointTokens": e.Tokens})
 }
 
 // CreateToken answers POST /api/admin/signal-endpoints/{id}/tokens; the
@@ -257,7 +256,7 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	secret := newTokenSecret()
 	t := store.SignalEndpointToken{Name: strings.TrimSpace(*body.Name), SignalEndpointID: id, CreatedAt: s.store.Now(), CreatedByUserID: actor.UserID}
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
@@ -283,7 +282,7 @@ func (s *Service) CreateToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.SetLocation(w, "api/admin/signal-endpoints/%s/tokens/%s", strconv.FormatInt(id, 10), strconv.FormatInt(t.ID, 10))
-	return writeJSON(w, http.StatusCreated, createdToken{t, secret})
+	return httpjson.Write(w, http.StatusCreated, createdToken{t, secret})
 }
 
 // newTokenSecret is 28 random bytes in hex, like the reference's API secrets.
@@ -303,7 +302,7 @@ func (s *Service) RenameToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeValid(r, &body); err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	var renamed store.SignalEndpointToken
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.SignalEndpointToken(id, tokenID)
@@ -320,7 +319,7 @@ func (s *Service) RenameToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, renamed)
+	return httpjson.Write(w, http.StatusOK, renamed)
 }
 
 // DeleteToken answers DELETE /api/admin/signal-endpoints/{id}/tokens/{tokenId}.
@@ -329,7 +328,7 @@ func (s *Service) DeleteToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor := s.hooks.Actor(r)
+	actor := actorOf(r)
 	err = s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		old, err := tx.SignalEndpointToken(id, tokenID)
 		if err != nil {
@@ -343,8 +342,7 @@ func (s *Service) DeleteToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 func tokenPath(r *http.Request) (id, tokenID int64, err error) {

@@ -43,7 +43,7 @@ func (s *Service) Ingest(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.notify()
-	return writeJSON(w, http.StatusOK, map[string]any{"signals": []store.Signal{sg}})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"signals": []store.Signal{sg}})
 }
 
 // authenticate finds the endpoint's token whose secret is in the
@@ -116,7 +116,7 @@ func (s *Service) ListEndpointSignals(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"signalEndpointSignals": list})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"signalEndpointSignals": list})
 }
 
 // ListSignals answers GET /api/admin/signals: every endpoint's signals,
@@ -138,7 +138,7 @@ func (s *Service) ListSignals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"signals": list, "total": total})
+	return httpjson.Write(w, http.StatusOK, map[string]any{"signals": list, "total": total})
 }
 
 // dayParam parses a date query parameter (optionally prefixed "IS:") as the

@@ -11,23 +11,17 @@ import (
 // bodyLimit caps the admin request bodies of the signal surfaces.
 const bodyLimit = 1 << 20
 
-// decodeBody decodes a required JSON body into dst; malformed JSON or a
-// mistyped property is a 400 naming the property.
-func decodeBody(r *http.Request, dst any) error { return httpjson.Decode(r, bodyLimit, dst) }
-
 // validatable is a request body that checks its own values.
 type validatable interface{ validate() error }
 
-// decodeValid decodes a required JSON body into dst, then validates it.
+// decodeValid decodes a required JSON body into dst (httpjson.Decode, at
+// most bodyLimit bytes), then validates it.
 func decodeValid(r *http.Request, dst validatable) error {
-	if err := decodeBody(r, dst); err != nil {
+	if err := httpjson.Decode(r, bodyLimit, dst); err != nil {
 		return err
 	}
 	return dst.validate()
 }
-
-// writeJSON sends v with a status.
-func writeJSON(w http.ResponseWriter, status int, v any) error { return httpjson.Write(w, status, v) }
 
 // pathID parses a numeric path value; anything else is a 404, as the
 // resource cannot exist.

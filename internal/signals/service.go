@@ -5,45 +5,27 @@
 //
 // The package owns its HTTP handlers (registered by the server in
 // routes_signals.go), its store queries (internal/store/signals.go and
-// actions.go) and a worker that processes signals. What belongs to the
-// server — who the caller is, what a root role may do, and how a flag is
-// switched — comes in through Hooks, so this package does not import the
-// server.
+// actions.go) and a worker that processes signals. Who the caller is, what
+// a root role may do and how a flag is switched come from internal/domain,
+// which the admin API uses too.
 package signals
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
-
-// Hooks are the server functions the signals part relies on.
-type Hooks struct {
-	// Actor returns the authenticated caller of an admin request, for
-	// events and createdByUserId.
-	Actor func(r *http.Request) store.Actor
-	// RoleCan reports whether a root role holds a permission.
-	RoleCan func(role, permission string) bool
-	// SetFeatureEnabled switches a flag on or off in an environment through
-	// the server's on/off operation (one transaction with its events, as
-	// actor holding root role role), returning a domain error when it cannot.
-	SetFeatureEnabled func(ctx context.Context, actor store.Actor, role, project, feature, environment string, enabled bool) error
-	// FeaturesByTag lists a project's flags carrying a tag. Nil when tags
-	// are not available; the _BY_TAG actions then fail with that reason.
-	FeaturesByTag func(ctx context.Context, project, tagType, tagValue string) ([]string, error)
-}
 
 // Service serves the signal and action API and processes signals.
 type Service struct {
 	cfg      Config
 	store    *store.Store
 	log      *slog.Logger
-	hooks    Hooks
 	baseURL  string
 	instance string
 	wake     chan struct{}
@@ -51,12 +33,9 @@ type Service struct {
 
 // New builds the service. baseURL prefixes the endpoint URLs shown on
 // creation (may be empty).
-func New(cfg Config, st *store.Store, log *slog.Logger, hooks Hooks, baseURL string) (*Service, error) {
+func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Service, error) {
 	if st == nil {
 		return nil, errors.New("signals: store is nil")
-	}
-	if hooks.Actor == nil || hooks.RoleCan == nil || hooks.SetFeatureEnabled == nil {
-		return nil, errors.New("signals: Actor, RoleCan and SetFeatureEnabled hooks are required")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -67,7 +46,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger, hooks Hooks, baseURL str
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return &Service{
-		cfg: cfg, store: st, log: log, hooks: hooks, baseURL: baseURL,
+		cfg: cfg, store: st, log: log, baseURL: baseURL,
 		instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1),
 	}, nil
 }
@@ -82,3 +61,7 @@ func (s *Service) notify() {
 	default:
 	}
 }
+
+// actorOf is the authenticated caller of an admin request, for events and
+// createdByUserId.
+func actorOf(r *http.Request) store.Actor { return domain.PrincipalFrom(r.Context()).Actor() }

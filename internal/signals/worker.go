@@ -3,13 +3,13 @@ package signals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -250,27 +250,35 @@ func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a
 	if !ok {
 		return fmt.Errorf("unknown action %q", a.Action)
 	}
+	p := &domain.Principal{Kind: domain.KindUser, Name: actor.Name, UserID: actor.UserID, RootRole: role}
 	for _, perm := range def.Permissions {
-		if !s.hooks.RoleCan(role, perm) {
+		if !p.Can(perm, "", "") {
 			return fmt.Errorf("service account %s (root role %s) lacks the %s permission", actor.Name, role, perm)
 		}
 	}
-	p := a.ExecutionParams
+	params := a.ExecutionParams
 	if !def.byTag {
-		return s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], p["featureName"], p["environment"], def.enables)
+		return s.setEnabled(ctx, p, params["project"], params["featureName"], params["environment"], def.enables)
 	}
-	if s.hooks.FeaturesByTag == nil {
-		return errors.New("tags are not available in this server, so flags cannot be selected by tag")
-	}
-	tagType, tagValue, _ := strings.Cut(p["tag"], ":")
-	names, err := s.hooks.FeaturesByTag(ctx, p["project"], tagType, tagValue)
+	tagType, tagValue, _ := strings.Cut(params["tag"], ":")
+	names, err := s.store.Q(ctx).FeatureNamesByTag(params["project"], tagType, tagValue)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		if err := s.hooks.SetFeatureEnabled(ctx, actor, role, p["project"], name, p["environment"], def.enables); err != nil {
+		if err := s.setEnabled(ctx, p, params["project"], name, params["environment"], def.enables); err != nil {
 			return fmt.Errorf("flag %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// setEnabled switches a flag on or off in an environment as the action
+// set's service account, in one transaction with its events, through the
+// same operation as the admin on/off routes (domain.SetEnabled).
+func (s *Service) setEnabled(ctx context.Context, p *domain.Principal, project, feature, env string, enabled bool) error {
+	return s.store.Tx(ctx, func(tx *store.Tx) error {
+		_, _, err := domain.SetEnabled(tx, p, project, feature, env, enabled, false)
+		return err
+	})
 }

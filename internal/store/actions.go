@@ -1,5 +1,4 @@
-// Action sets, their actions and their execution log (owned by the
-// signals part).
+// Action sets, their actions and their execution log.
 
 package store
 

@@ -16,10 +16,6 @@ type ClientData struct {
 	Tags map[string][][2]string
 }
 
-// featureTagPairsHook loads every flag's tags; the extras part (which owns
-// tags) sets it. Without it flags have no tags.
-var featureTagPairsHook func(q Q) (map[string][][2]string, error)
-
 // ClientData loads the client API's data in one read transaction. Revision
 // is read first, so a change committed during the load makes the data
 // look older than it is (and be rebuilt), never newer.
@@ -44,11 +40,8 @@ func (s *Store) ClientData(q Q) (*ClientData, error) {
 	if d.Dependencies, err = q.Dependencies(""); err != nil {
 		return nil, err
 	}
-	d.Tags = map[string][][2]string{}
-	if featureTagPairsHook != nil {
-		if d.Tags, err = featureTagPairsHook(q); err != nil {
-			return nil, err
-		}
+	if d.Tags, err = featureTagPairs(q); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

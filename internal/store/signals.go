@@ -1,5 +1,5 @@
 // Signal endpoints, their tokens, received signals, the per-second rate
-// counter and the processing lease (owned by the signals part).
+// counter and the processing lease.
 
 package store
 

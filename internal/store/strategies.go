@@ -178,7 +178,7 @@ func (q Q) NextStrategySortOrder(feature, env string) (int, error) {
 }
 
 // StrategyUsesContextField reports whether any strategy or segment
-// constraint names the context field (used by the extras part).
+// constraint names the context field (a field in use cannot be deleted).
 func (q Q) StrategyUsesContextField(name string) (bool, error) {
 	var n int
 	needle := "%\"contextName\":" + jsonQuote(name) + "%"

@@ -29,11 +29,6 @@ type FeatureTag struct {
 	CreatedByUserID *int64 `json:"createdByUserId"`
 }
 
-func init() {
-	featureTagsHook = featureTagsForEvent
-	featureTagPairsHook = featureTagPairs
-}
-
 // featureTagPairs loads every flag's tags for the client API's snapshot.
 func featureTagPairs(q Q) (map[string][][2]string, error) {
 	links, err := q.AllFeatureTags()

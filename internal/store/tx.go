@@ -273,15 +273,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// featureTagsJSON returns the flag's current tags for an event. Tags are
-// owned by the extras part; until its table exists the list is empty.
-var featureTagsHook func(q Q, feature string) (string, error)
-
+// featureTagsJSON returns the flag's current tags for an event.
 func (tx *Tx) featureTagsJSON(feature string) (string, error) {
-	if featureTagsHook == nil {
-		return "[]", nil
-	}
-	return featureTagsHook(tx.Q, feature)
+	return featureTagsForEvent(tx.Q, feature)
 }
 
 func actorName(a Actor) string {

@@ -1,11 +1,11 @@
-package server
+package domain
 
 import (
 	"regexp"
 	"testing"
 )
 
-// urlFriendly must accept exactly what the pattern it replaced accepted.
+// URLFriendly must accept exactly what the pattern it replaced accepted.
 func TestURLFriendlyMatchesThePattern(t *testing.T) {
 	t.Parallel()
 	pattern := regexp.MustCompile(`^[A-Za-z0-9\-_.!~*'()]+$`)
@@ -13,8 +13,8 @@ func TestURLFriendlyMatchesThePattern(t *testing.T) {
 		"", "a", "my-flag", "A.b_c~d-9", "it's(ok)!*", "..", "with space", "slash/", "percent%20",
 		"é", "new\nline", "end\n", "?", "#", "[x]", "a+b", "a@b", "a,b",
 	} {
-		if got, want := urlFriendly(name), pattern.MatchString(name); got != want {
-			t.Errorf("urlFriendly(%q) = %v, want %v", name, got, want)
+		if got, want := URLFriendly(name), pattern.MatchString(name); got != want {
+			t.Errorf("URLFriendly(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package domain
 
 import (
 	"cmp"
@@ -16,11 +16,11 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
 
-// urlFriendly reports whether s is non-empty and made only of the
+// URLFriendly reports whether s is non-empty and made only of the
 // characters encodeURIComponent leaves unchanged: ASCII letters, digits and
 // - _ . ! ~ * ' ( ). (A loop rather than a regular expression compiled at
 // start-up, which every command of the binary would pay for.)
-func urlFriendly(s string) bool {
+func URLFriendly(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -35,14 +35,14 @@ func urlFriendly(s string) bool {
 	return true
 }
 
-// validateName checks a URL-friendly name of 1–100 characters.
-func validateName(property, name string) error {
+// ValidateName checks a URL-friendly name of 1–100 characters.
+func ValidateName(property, name string) error {
 	switch {
 	case name == "":
 		return apierr.Validation("The `%s` property is required. It was not present on the data you sent.", property)
 	case len(name) > 100:
 		return apierr.Validation("The `%s` property must be at most 100 characters long.", property)
-	case name == "." || name == ".." || !urlFriendly(name):
+	case name == "." || name == ".." || !URLFriendly(name):
 		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
 	}
 	return nil
@@ -64,16 +64,16 @@ const (
 // multiValueOperators take a list of values; the others take one value.
 var multiValueOperators = []string{"IN", "NOT_IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS"}
 
-// constraintInput is a constraint as an admin call sends it. It remembers
+// ConstraintInput is a constraint as an admin call sends it. It remembers
 // whether "value" was given as an empty string, which Unleash refuses for
 // every operator (an absent value is fine where none is needed).
-type constraintInput struct {
+type ConstraintInput struct {
 	engine.Constraint
 	emptyValue bool
 }
 
 // UnmarshalJSON reads the constraint and notes an empty "value".
-func (c *constraintInput) UnmarshalJSON(data []byte) error {
+func (c *ConstraintInput) UnmarshalJSON(data []byte) error {
 	var probe struct {
 		Value json.RawMessage `json:"value"`
 	}
@@ -87,17 +87,17 @@ func (c *constraintInput) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// constraintInputs wraps stored constraints to be checked or patched again.
-func constraintInputs(cs []engine.Constraint) []constraintInput {
-	out := make([]constraintInput, len(cs))
+// ConstraintInputs wraps stored constraints to be checked or patched again.
+func ConstraintInputs(cs []engine.Constraint) []ConstraintInput {
+	out := make([]ConstraintInput, len(cs))
 	for i, c := range cs {
-		out[i] = constraintInput{Constraint: c}
+		out[i] = ConstraintInput{Constraint: c}
 	}
 	return out
 }
 
-// engineConstraints unwraps checked constraints.
-func engineConstraints(cs []constraintInput) []engine.Constraint {
+// EngineConstraints unwraps checked constraints.
+func EngineConstraints(cs []ConstraintInput) []engine.Constraint {
 	if cs == nil {
 		return nil
 	}
@@ -108,9 +108,9 @@ func engineConstraints(cs []constraintInput) []engine.Constraint {
 	return out
 }
 
-// validateConstraints checks constraints as Unleash does before it stores
+// ValidateConstraints checks constraints as Unleash does before it stores
 // them, so that none is stored that could never match.
-func validateConstraints(property string, cs []constraintInput) error {
+func ValidateConstraints(property string, cs []ConstraintInput) error {
 	if len(cs) > maxConstraints {
 		return apierr.Validation("The `%s` property may hold at most %d constraints.", property, maxConstraints)
 	}
@@ -127,7 +127,7 @@ func validateConstraints(property string, cs []constraintInput) error {
 // least one value for the list operators; a number, a date or a semantic
 // version for the single-value ones; a valid, non-inverted pattern for
 // REGEX.
-func validateConstraint(at string, c constraintInput) error {
+func validateConstraint(at string, c ConstraintInput) error {
 	if c.ContextName == "" {
 		return apierr.Validation("The `%s.contextName` property is required. It was not present on the data you sent.", at)
 	}
@@ -172,16 +172,16 @@ func validateConstraint(at string, c constraintInput) error {
 
 var payloadTypes = []string{"json", "csv", "string", "number"}
 
-// variantInput is a variant as an admin call sends it. It remembers which
+// VariantInput is a variant as an admin call sends it. It remembers which
 // of the properties that Unleash requires were given.
-type variantInput struct {
+type VariantInput struct {
 	engine.Variant
 	weightGiven, stickinessGiven bool
 }
 
 // UnmarshalJSON reads the variant and notes a non-null weight and
 // stickiness.
-func (v *variantInput) UnmarshalJSON(data []byte) error {
+func (v *VariantInput) UnmarshalJSON(data []byte) error {
 	var probe struct {
 		Weight     json.RawMessage `json:"weight"`
 		Stickiness json.RawMessage `json:"stickiness"`
@@ -197,42 +197,42 @@ func (v *variantInput) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// variantInputs wraps stored variants to be checked again.
-func variantInputs(vs []engine.Variant) []variantInput {
-	out := make([]variantInput, len(vs))
+// VariantInputs wraps stored variants to be checked again.
+func VariantInputs(vs []engine.Variant) []VariantInput {
+	out := make([]VariantInput, len(vs))
 	for i, v := range vs {
-		out[i] = variantInput{Variant: v, weightGiven: true, stickinessGiven: true}
+		out[i] = VariantInput{Variant: v, weightGiven: true, stickinessGiven: true}
 	}
 	return out
 }
 
-// variantRules says whether a list of variants must give each variant's
+// VariantRules says whether a list of variants must give each variant's
 // weight type and stickiness (a strategy's variants, as on Unleash) or may
 // leave them to default to variable and default (a flag environment's
 // legacy variants, and variants read from a state import).
-type variantRules struct{ required bool }
+type VariantRules struct{ required bool }
 
 var (
-	strategyVariants  = variantRules{required: true}
-	defaultedVariants = variantRules{}
+	StrategyVariants  = VariantRules{required: true}
+	DefaultedVariants = VariantRules{}
 )
 
 // variantCollator orders variants by name as JavaScript's localeCompare
 // does (Unleash stores and serves them in that order).
 var variantCollator = sync.OnceValue(func() *collate.Collator { return collate.New(language.Und) })
 
-// normalizeVariants validates variants as Unleash does, spreads the weight
+// NormalizeVariants validates variants as Unleash does, spreads the weight
 // left by the `fix` variants over the `variable` ones (the first of them,
 // in the order given, get the remainder) so the total is 1000, and sorts
 // them by name, which decides the bucket of each user.
-func normalizeVariants(property string, vs []variantInput, rules variantRules) ([]engine.Variant, error) {
+func NormalizeVariants(property string, vs []VariantInput, rules VariantRules) ([]engine.Variant, error) {
 	out := make([]engine.Variant, len(vs))
 	seen := map[string]bool{}
 	fixed, variable := 0, 0
 	for i, in := range vs {
 		v := in.Variant
 		at := fmt.Sprintf("%s[%d]", property, i)
-		if err := validateName(at+".name", v.Name); err != nil {
+		if err := ValidateName(at+".name", v.Name); err != nil {
 			return nil, err
 		}
 		if seen[v.Name] {
@@ -330,6 +330,21 @@ func validatePayload(at string, p *engine.VariantPayload) error {
 		if !json.Valid([]byte(p.Value)) || (doc[0] != '{' && doc[0] != '[') {
 			return apierr.Validation("The `%s.payload.value` property must be a JSON object or array when the type is json.", at)
 		}
+	}
+	return nil
+}
+
+// CheckResourceName applies Unleash's rule for names used in paths:
+// 1–100 characters that need no escaping in a URL, and not "." or "..".
+func CheckResourceName(property, name string) error {
+	if name == "" {
+		return apierr.Validation("The `%s` property is required. It was not present on the data you sent.", property)
+	}
+	if len(name) > 100 {
+		return apierr.Validation("The `%s` property must not be longer than 100 characters.", property)
+	}
+	if !URLFriendly(name) || name == "." || name == ".." {
+		return apierr.Validation("The `%s` property must be URL friendly. You provided %q.", property, name)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package domain
 
 import (
 	"encoding/json"
@@ -9,16 +9,16 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
 
-// patchOp is one JSON Patch (RFC 6902) operation; move and copy are not
+// PatchOp is one JSON Patch (RFC 6902) operation; move and copy are not
 // supported.
-type patchOp struct {
+type PatchOp struct {
 	Op    string          `json:"op"`
 	Path  string          `json:"path"`
 	Value json.RawMessage `json:"value"`
 }
 
-// applyPatch applies ops to the JSON document doc and returns the result.
-func applyPatch(doc []byte, ops []patchOp) ([]byte, error) {
+// ApplyPatch applies ops to the JSON document doc and returns the result.
+func ApplyPatch(doc []byte, ops []PatchOp) ([]byte, error) {
 	var root any
 	if err := json.Unmarshal(doc, &root); err != nil {
 		return nil, apierr.Internal(err)
@@ -36,7 +36,7 @@ type patchError string
 
 func (e patchError) Error() string { return string(e) }
 
-func applyOp(root any, op patchOp) (any, error) {
+func applyOp(root any, op PatchOp) (any, error) {
 	if op.Path == "" || op.Path[0] != '/' {
 		return nil, patchError("the path must start with /")
 	}

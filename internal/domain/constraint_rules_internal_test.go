@@ -1,4 +1,4 @@
-package server
+package domain
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestConstraintRulesMatchUnleash(t *testing.T) {
 	accepted := 0
 	for i, c := range cases {
 		raw, _ := json.Marshal(c)
-		var in constraintInput
+		var in ConstraintInput
 		if err := json.Unmarshal(raw, &in); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

@@ -1,0 +1,25 @@
+package server
+
+// sdkRoutes registers the APIs that SDKs call: the client API (client
+// tokens only) and the frontend API (frontend tokens only, with CORS).
+func (s *Server) sdkRoutes(r *router) {
+	// Client API: client tokens only.
+	r.client("GET /api/client/features", s.clientFeatures)
+	r.client("GET /api/client/features/{featureName}", s.clientFeature)
+	r.client("POST /api/client/register", s.clientRegister, withJSON)
+	r.client("POST /api/client/metrics", s.clientMetrics, withJSON)
+
+	front := s.front
+	// Frontend API (frontend tokens): the proxy package's handler.
+	r.frontend("GET /api/frontend", front.evaluate("frontend"))
+	r.frontend("POST /api/frontend", front.evaluate("frontend"))
+	r.frontend("GET /api/frontend/all", front.evaluate("frontend/all"))
+	r.frontend("POST /api/frontend/all", front.evaluate("frontend/all"))
+	r.frontend("POST /api/frontend/client/metrics", handlerFunc(s, s.frontendMetrics))
+	r.frontend("POST /api/frontend/client/register", handlerFunc(s, s.frontendRegister))
+	r.frontend("GET /api/frontend/client/features", handlerFunc(s, s.frontendUnsupported))
+	r.frontend("GET /api/frontend/health", handlerFunc(s, s.frontendUnsupported))
+	r.frontend("GET /api/frontend/internal-backstage/prometheus", handlerFunc(s, s.frontendUnsupported))
+	r.mux.Handle("OPTIONS /api/frontend", front.preflight())
+	r.mux.Handle("OPTIONS /api/frontend/", front.preflight())
+}
