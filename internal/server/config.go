@@ -29,6 +29,14 @@ type Config struct {
 	InitAdminTokens    []string
 	InitClientTokens   []string
 	InitFrontendTokens []string
+	// InitAdminUser and InitAdminPassword name the first person with the
+	// Admin role, created when the database holds no person yet (without a
+	// password one is generated and printed once).
+	InitAdminUser     string
+	InitAdminPassword string
+	// BasePath serves everything (web UI and APIs) under a prefix such as
+	// /bunting, for running behind a reverse proxy (BASE_PATH).
+	BasePath string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
 	// JSONLogger switches the logs to one JSON object per line.
@@ -79,6 +87,7 @@ func ParseConfig(args []string, env LookupEnv, output io.Writer) (Config, error)
 	fs.BoolVar(&cfg.JSONLogger, "json-logger", cfg.JSONLogger, "log one JSON object per line (JSON_LOGGER)")
 	fs.Int64Var(&cfg.BodyLimit, "body-limit", cfg.BodyLimit, "largest request body in bytes (BODY_LIMIT)")
 	fs.DurationVar(&cfg.RevisionPollInterval, "revision-poll", cfg.RevisionPollInterval, "how often to look for changes by other instances (REVISION_POLL_INTERVAL)")
+	fs.StringVar(&cfg.BasePath, "base-path", cfg.BasePath, "serve the web UI and the APIs under this path prefix (BASE_PATH)")
 	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "externally visible address (BUNTING_URL)")
 	for _, o := range httpserver.Options() {
 		fs.Func(o.Flag, fmt.Sprintf("%s (%s); default %s", o.Usage, o.Env, o.Default()), func(v string) error { return o.Set(&cfg.HTTP, v) })
@@ -142,6 +151,11 @@ func (c *Config) fromEnv(env LookupEnv) error {
 	if v, ok := get("BUNTING_URL"); ok {
 		c.BaseURL = v
 	}
+	if v, ok := get("BASE_PATH"); ok {
+		c.BasePath = v
+	}
+	c.InitAdminUser, _ = get("INIT_ADMIN_USER")
+	c.InitAdminPassword, _ = env("INIT_ADMIN_PASSWORD")
 	c.InitAdminTokens = splitList(env, "INIT_ADMIN_API_TOKENS")
 	c.InitClientTokens = splitList(env, "INIT_BACKEND_API_TOKENS")
 	if len(c.InitClientTokens) == 0 {
@@ -181,6 +195,12 @@ func (c Config) Validate() error {
 	}
 	if c.RevisionPollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("REVISION_POLL_INTERVAL must be positive"))
+	}
+	if c.BasePath != "" && (!strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") || strings.ContainsAny(c.BasePath, "?#% ")) {
+		errs = append(errs, fmt.Errorf("BASE_PATH %q must start with / and not end with / (for example /bunting)", c.BasePath))
+	}
+	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < minPasswordLength {
+		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", minPasswordLength))
 	}
 	for _, t := range c.InitAdminTokens {
 		if p, e := tokenScope(t); p != "*" || e != "*" {

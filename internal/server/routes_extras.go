@@ -59,6 +59,9 @@ func (s *Server) registerExtrasRoutes(r *router) {
 	r.admin("GET /api/admin/state/export", PermAdmin, s.exportState)
 	r.admin("POST /api/admin/state/import", PermAdmin, s.importState)
 
+	// Sign-in, sessions and people (accounts.go).
+	s.registerAccountRoutes(r)
+
 	// User profile, personal access tokens, service accounts.
 	r.admin("GET /api/admin/user/profile", "", s.userProfile)
 	r.admin("GET /api/admin/user/tokens", "", s.listPersonalTokens)

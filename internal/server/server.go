@@ -26,6 +26,8 @@ type Server struct {
 	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
+	// logins counts failed sign-ins (accounts.go).
+	logins *loginLimiter
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -42,7 +44,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: newLoginLimiter()}
 	s.client = newClientCache(s)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
