@@ -422,12 +422,12 @@ func (s *Server) logoutEverywhere(w http.ResponseWriter, r *http.Request) error 
 
 // accountBody creates or updates a person.
 type accountBody struct {
-	Username    *string `json:"username"`
-	Email       *string `json:"email"`
-	Name        *string `json:"name"`
+	Username    *string         `json:"username"`
+	Email       *string         `json:"email"`
+	Name        *string         `json:"name"`
 	RootRole    json.RawMessage `json:"rootRole"`
-	Password    *string `json:"password"`
-	Deactivated *bool   `json:"deactivated"`
+	Password    *string         `json:"password"`
+	Deactivated *bool           `json:"deactivated"`
 }
 
 func (b accountBody) role() (string, bool, error) {
@@ -664,18 +664,4 @@ func (s *Server) setPassword(r *http.Request, id int64, password, event string) 
 		}
 		return tx.Event(store.NewEvent{Type: event, Actor: p.Actor(), Data: map[string]any{"id": a.ID, "username": a.Username, "email": a.Email}})
 	})
-}
-
-// registerAccountRoutes adds sign-in, sessions and people management.
-func (s *Server) registerAccountRoutes(r *router) {
-	r.public("POST /auth/simple/login", s.login, withJSON)
-	r.admin("POST /auth/logout", "", s.logout)
-	r.admin("POST /auth/logout-everywhere", "", s.logoutEverywhere)
-	r.admin("GET /api/admin/user/session", "", s.currentSession)
-	r.admin("POST /api/admin/user/change-password", "", s.changeOwnPassword, withJSON)
-	r.admin("GET /api/admin/user-admin", PermAdmin, s.listAccounts)
-	r.admin("POST /api/admin/user-admin", PermAdmin, s.createAccount, withJSON)
-	r.admin("PUT /api/admin/user-admin/{id}", PermAdmin, s.updateAccount, withJSON)
-	r.admin("DELETE /api/admin/user-admin/{id}", PermAdmin, s.deleteAccount)
-	r.admin("POST /api/admin/user-admin/{id}/reset-password", PermAdmin, s.resetPassword, withJSON)
 }

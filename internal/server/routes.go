@@ -106,7 +106,7 @@ func (s *Server) routes() http.Handler {
 	s.registerExtrasRoutes(r)
 	s.registerSignalsRoutes(r)
 
-	r.mux.Handle("/", http.HandlerFunc(s.notFound))
+	r.mux.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	s.routeTable = r.mux.table
 	return chain(r.mux.ServeMux, s.observe, s.limitBody)
 }

@@ -59,8 +59,8 @@ func (s *Server) registerExtrasRoutes(r *router) {
 	r.admin("GET /api/admin/state/export", PermAdmin, s.exportState)
 	r.admin("POST /api/admin/state/import", PermAdmin, s.importState)
 
-	// Sign-in, sessions and people (accounts.go).
-	s.registerAccountRoutes(r)
+	// Sign-in, sessions, people and flag search (routes_webui.go).
+	s.registerWebUIRoutes(r)
 
 	// User profile, personal access tokens, service accounts.
 	r.admin("GET /api/admin/user/profile", "", s.userProfile)

@@ -26,6 +26,9 @@ type Server struct {
 	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
+	// api is the routes without the base path; ui the web UI (routes_webui.go).
+	api http.Handler
+	ui  http.Handler
 	// logins counts failed sign-ins (accounts.go).
 	logins *loginLimiter
 	// routeTable lists the registered routes (Routes).
@@ -50,7 +53,11 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
-	s.handler = s.routes()
+	if err := s.mountWebUI(); err != nil {
+		return nil, err
+	}
+	s.api = s.routes()
+	s.handler = s.withBasePath(s.api)
 	return s, nil
 }
 
