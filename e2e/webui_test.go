@@ -310,4 +310,3 @@ func waitAPI(t *testing.T, what string, ok func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
