@@ -12,7 +12,8 @@ import (
 // searchFeatures answers GET /api/admin/search/features: flags across
 // projects filtered by query (name or description), project, type, tag
 // (type:value), stale, archived and state (environment:on|off), one page
-// (offset, limit ≤ 200) at a time, sorted by name, with the total.
+// (offset, limit ≤ 200) at a time, sorted by name, with the total and the
+// environments, projects and flag types the filters offer.
 func (s *Server) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	q := store.FeatureSearch{Text: v.Get("query"), Project: v.Get("project"), Type: v.Get("type"), Limit: 50}
@@ -66,9 +67,27 @@ func (s *Server) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 			*n.dst = val
 		}
 	}
-	hits, total, err := s.store.Q(r.Context()).SearchFeatures(q)
+	st := s.store.Q(r.Context())
+	hits, total, err := st.SearchFeatures(q)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"features": hits, "total": total})
+	// What the filters offer, so a flags page needs this one request.
+	envs, err := st.Environments()
+	if err != nil {
+		return err
+	}
+	projects, err := st.Projects()
+	if err != nil {
+		return err
+	}
+	types, err := st.FeatureTypes()
+	if err != nil {
+		return err
+	}
+	projectNames := make([]map[string]string, 0, len(projects))
+	for _, p := range projects {
+		projectNames = append(projectNames, map[string]string{"id": p.ID, "name": p.Name})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"features": hits, "total": total, "environments": envs, "projects": projectNames, "types": types})
 }

@@ -69,6 +69,14 @@ type flagRow struct {
 		Type  string `json:"type"`
 		Value string `json:"value"`
 	} `json:"tags"`
+	// Cells are the switches in the table's environment columns.
+	Cells []flagCell `json:"-"`
+}
+
+// flagCell is a flag's switch in one environment column.
+type flagCell struct {
+	Env              string
+	Present, Enabled bool
 }
 
 type named struct {
@@ -93,25 +101,27 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 	params.Set("offset", strconv.Itoa(offset))
 	params.Set("limit", strconv.Itoa(flagsPerPage))
 	var list struct {
-		Features []flagRow `json:"features"`
-		Total    int       `json:"total"`
+		Features     []flagRow `json:"features"`
+		Total        int       `json:"total"`
+		Environments []named   `json:"environments"`
+		Projects     []named   `json:"projects"`
+		Types        []named   `json:"types"`
 	}
-	var envs struct {
-		Environments []named `json:"environments"`
+	if err := h.call(r, s, "GET", "/api/admin/search/features?"+params.Encode(), nil, &list); err != nil {
+		h.fail(w, r, s, err)
+		return
 	}
-	var projects struct {
-		Projects []named `json:"projects"`
-	}
-	var types struct {
-		Types []named `json:"types"`
-	}
-	for _, c := range []struct {
-		path string
-		out  any
-	}{{"/api/admin/search/features?" + params.Encode(), &list}, {"/api/admin/environments", &envs}, {"/api/admin/projects", &projects}, {"/api/admin/feature-types", &types}} {
-		if err := h.call(r, s, "GET", c.path, nil, c.out); err != nil {
-			h.fail(w, r, s, err)
-			return
+	// One cell per environment column, in the columns' order.
+	for i := range list.Features {
+		f := &list.Features[i]
+		f.Cells = make([]flagCell, len(list.Environments))
+		for j, e := range list.Environments {
+			f.Cells[j].Env = e.Name
+			for _, fe := range f.Environments {
+				if fe.Name == e.Name {
+					f.Cells[j].Present, f.Cells[j].Enabled = true, fe.Enabled
+				}
+			}
 		}
 	}
 	pageURL := func(off int) string {
@@ -124,7 +134,8 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 		return h.base + "/flags?" + p.Encode()
 	}
 	data := map[string]any{
-		"Flags": list.Features, "Total": list.Total, "Environments": envs.Environments, "Projects": projects.Projects, "Types": types.Types,
+		"Flags": list.Features, "Total": list.Total, "Environments": list.Environments, "Projects": list.Projects, "Types": list.Types,
+		"CanSwitch": s.Can("UPDATE_FEATURE_ENVIRONMENT"),
 		"From": min(offset+1, list.Total), "To": offset + len(list.Features),
 	}
 	if offset > 0 {

@@ -131,6 +131,8 @@ func formatTime(v any) string {
 			return "never"
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
+	case nil:
+		return "never"
 	case string:
 		if pt, err := time.Parse(time.RFC3339Nano, t); err == nil {
 			return pt.UTC().Format("2006-01-02 15:04 UTC")
