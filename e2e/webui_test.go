@@ -166,7 +166,17 @@ func TestWebUIJourneys(t *testing.T) {
 	admin.do("create", chromedp.Click(`#new-flag button[type="submit"]`))
 	admin.waitFor("the flag page", `location.pathname === "/projects/default/flags/ui-rollout"`)
 
-	// A gradual rollout with a constraint, in development.
+	// A segment, made on the segments screen.
+	admin.open(h.URL + "/segments")
+	admin.do("name the segment", chromedp.SendKeys("#seg-name", "beta-users"), chromedp.Click(`button[data-add="constraints"]`))
+	admin.do("its constraint", chromedp.SendKeys(`[data-list="constraints"] input[name="contextName"]`, "userId"),
+		chromedp.SendKeys(`[data-list="constraints"] input[name="values"]`, "alice, bob, carol"))
+	admin.do("create the segment", chromedp.Click(`form[data-api$="/api/admin/segments"] button[type="submit"]`))
+	admin.waitFor("the segment listed", `document.querySelector("main table").innerText.includes("beta-users")`)
+	admin.screenshot("08-segments")
+	admin.open(h.URL + "/projects/default/flags/ui-rollout")
+
+	// A gradual rollout with a constraint and the segment, in development.
 	env := `#env-development `
 	admin.do("open the strategy editor", chromedp.Click(env+`details.editor summary`))
 	admin.set(env+`input[name="parameters.rollout"]`, "100")
@@ -174,12 +184,26 @@ func TestWebUIJourneys(t *testing.T) {
 	admin.set(env+`[data-list="constraints"] select[name="contextName"]`, "userId")
 	admin.set(env+`[data-list="constraints"] select[name="operator"]`, "IN")
 	admin.do("type the values", chromedp.SendKeys(env+`[data-list="constraints"] input[name="values"]`, "alice, carol"))
+	if !eval[bool](admin, `(() => { const o = [...document.querySelectorAll('#env-development select[name="segments"] option')].find(o => o.textContent === "beta-users"); if (!o) return false; o.selected = true; return true })()`) {
+		t.Fatal("the strategy editor offers no beta-users segment")
+	}
 	admin.do("save the strategy", chromedp.Click(env+`form.strategy-form button[type="submit"]`))
 	admin.waitFor("the strategy", `!!document.querySelector("#env-development .strategy .constraint")`)
 	constraint := eval[string](admin, `document.querySelector("#env-development .strategy .constraint").textContent`)
 	if !strings.Contains(constraint, "userId IN alice, carol") {
 		t.Errorf("the strategy shows constraint %q", constraint)
 	}
+	if seg := eval[string](admin, `document.querySelector("#env-development .strategy").innerText`); !strings.Contains(seg, "segment: beta-users") {
+		t.Errorf("the strategy does not show its segment: %q", seg)
+	}
+
+	// Variants in development.
+	admin.do("open the variants", chromedp.Click(env+`details.editor:nth-of-type(2) summary`), chromedp.Click(env+`form[data-body-field] button[data-add="variants"]`))
+	admin.do("name the variant", chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="name"]`, "blue"),
+		chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="payload.value"]`, "from-the-ui"))
+	admin.set(env+`form[data-body-field] [data-list] select[name="payload.type"]`, "string")
+	admin.do("save the variants", chromedp.Click(env+`form[data-body-field] button[type="submit"]`))
+	admin.waitFor("the variant saved", `document.querySelector("#env-development details.editor:nth-of-type(2) summary").textContent.includes("(1)")`)
 
 	// Switch it on in development.
 	admin.do("switch on", chromedp.Click(env+`input[data-switch]`))
@@ -210,7 +234,9 @@ func TestWebUIJourneys(t *testing.T) {
 	})
 	proxySrv := httptest.NewServer(p)
 	t.Cleanup(proxySrv.Close)
-	servedTo := func(user string) bool {
+	var served func(user string) string
+	servedTo := func(user string) bool { return served(user) != "" }
+	served = func(user string) string {
 		req, _ := http.NewRequest("GET", proxySrv.URL+"/proxy?userId="+user, nil)
 		req.Header.Set("Authorization", "ui-key")
 		res, err := http.DefaultClient.Do(req)
@@ -219,18 +245,32 @@ func TestWebUIJourneys(t *testing.T) {
 		}
 		defer res.Body.Close()
 		body, _ := io.ReadAll(res.Body)
-		var out struct{ Toggles []struct{ Name string } }
+		var out struct {
+			Toggles []struct {
+				Name    string
+				Variant struct {
+					Name    string
+					Payload struct{ Value string }
+				}
+			}
+		}
 		_ = json.Unmarshal(body, &out)
 		for _, tg := range out.Toggles {
 			if tg.Name == "ui-rollout" {
-				return true
+				return tg.Variant.Name + ":" + tg.Variant.Payload.Value
 			}
 		}
-		return false
+		return ""
 	}
 	waitAPI(t, "the proxy to serve ui-rollout to alice", func() bool { return servedTo("alice") })
 	if servedTo("bob") {
 		t.Errorf("the proxy serves ui-rollout to bob, outside the constraint")
+	}
+	if servedTo("dave") {
+		t.Errorf("the proxy serves ui-rollout to dave, outside the constraint and the segment")
+	}
+	if v := served("alice"); v != "blue:from-the-ui" {
+		t.Errorf("alice gets variant %q, want blue with payload from-the-ui", v)
 	}
 
 	// The flags list shows it, with its switch on.
