@@ -74,8 +74,9 @@ func checkPassword(hash, password string) bool {
 }
 
 // dummyHash is checked against when the login names nobody, so that an
-// unknown name takes as long as a wrong password.
-var dummyHash = HashPassword("not a password anyone has")
+// unknown name takes as long as a wrong password (made on first use, not
+// at start).
+var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password anyone has") })
 
 func validatePassword(pw string) error {
 	if len(pw) < minPasswordLength || len(pw) > maxPasswordLength {
@@ -323,7 +324,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err != nil || hash == "" {
-		checkPassword(dummyHash, body.Password)
+		checkPassword(dummyHash(), body.Password)
 		s.logins.fail(nameKey, addrKey)
 		return apierr.Unauthenticated("Wrong username or password.")
 	}
