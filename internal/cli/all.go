@@ -27,6 +27,9 @@ type quickstartTokens struct {
 	Client    string `json:"clientToken"`
 	Frontend  string `json:"frontendToken"`
 	ClientKey string `json:"proxyClientKey"`
+	// AdminPassword is the first web UI admin's initial password (files
+	// written before the web UI lack it; it is added on the next start).
+	AdminPassword string `json:"adminPassword,omitempty"`
 }
 
 // quickstartFile is where the all-in-one mode keeps its tokens: next to the
@@ -49,15 +52,21 @@ func loadQuickstartTokens(path string) (quickstartTokens, error) {
 		if err := json.Unmarshal(b, &t); err != nil || t.Admin == "" || t.Client == "" || t.Frontend == "" || t.ClientKey == "" {
 			return t, fmt.Errorf("%s is not a valid quickstart tokens file; delete it to make new tokens", path)
 		}
-		return t, nil
+		if t.AdminPassword != "" {
+			return t, nil
+		}
+		t.AdminPassword = server.RandomHex(8)
+		b, _ = json.MarshalIndent(t, "", "  ")
+		return t, os.WriteFile(path, append(b, '\n'), 0o600)
 	case !errors.Is(err, fs.ErrNotExist):
 		return t, err
 	}
 	t = quickstartTokens{
-		Admin:     "*:*." + server.RandomHex(24),
-		Client:    "default:development." + server.RandomHex(24),
-		Frontend:  "default:development." + server.RandomHex(24),
-		ClientKey: "proxy-" + server.RandomHex(16),
+		Admin:         "*:*." + server.RandomHex(24),
+		Client:        "default:development." + server.RandomHex(24),
+		Frontend:      "default:development." + server.RandomHex(24),
+		ClientKey:     "proxy-" + server.RandomHex(16),
+		AdminPassword: server.RandomHex(8),
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return t, err
@@ -85,14 +94,27 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(scfg, st, log)
-	if err != nil {
-		return err
-	}
 	tokensPath := quickstartFile(scfg)
 	tokens, err := loadQuickstartTokens(tokensPath)
 	if err != nil {
 		return err
+	}
+	if scfg.InitAdminPassword == "" {
+		scfg.InitAdminPassword = tokens.AdminPassword
+	}
+	uiUser, uiPassword := scfg.InitAdminUser, scfg.InitAdminPassword
+	if uiUser == "" {
+		uiUser = "admin"
+	}
+	if scfg.InitAdminPassword != tokens.AdminPassword {
+		uiPassword = "(INIT_ADMIN_PASSWORD)"
+	}
+	srv, err := server.New(scfg, st, log)
+	if err != nil {
+		return err
+	}
+	if _, _, err := srv.BootstrapAdminUser(ctx); err != nil {
+		return fmt.Errorf("create the first admin: %w", err)
 	}
 	for _, t := range []struct{ name, typ, secret string }{
 		{"quickstart-admin", store.TokenAdmin, tokens.Admin},
@@ -147,6 +169,7 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 		}
 		fmt.Fprintf(stdout, `Bunting is running (server and proxy in one process).
 
+  Web UI         %[1]s%[8]s/    sign in as %[9]s with password %[10]s (the first admin's initial password)
   Admin API      %[1]s/api/admin        Authorization: %[3]s
   Client API     %[1]s/api/client       Authorization: %[4]s
   Frontend API   %[1]s/api/frontend     Authorization: %[5]s
@@ -154,7 +177,7 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
   API docs       %[1]s/docs/openapi
 
 The tokens are kept in %[7]s (readable by you only). Stop with Ctrl-C.
-`, serverURL, proxyURL, tokens.Admin, tokens.Client, tokens.Frontend, tokens.ClientKey, tokensPath)
+`, serverURL, proxyURL, tokens.Admin, tokens.Client, tokens.Frontend, tokens.ClientKey, tokensPath, scfg.BasePath, uiUser, uiPassword)
 	}()
 
 	proxyErr := serveProxy(ctx, p, pcfg, log)

@@ -39,6 +39,13 @@ func runServer(ctx context.Context, args []string, env LookupEnv, stdout, stderr
 	if admin != "" {
 		fmt.Fprintf(stdout, "Created an admin API token (shown only this once):\n  %s\n", admin)
 	}
+	user, password, err := srv.BootstrapAdminUser(ctx)
+	if err != nil {
+		return fmt.Errorf("create the first admin: %w", err)
+	}
+	if password != "" {
+		fmt.Fprintf(stdout, "Created the first admin of the web UI, %s, with a generated password (shown only this once):\n  %s\n", user, password)
+	}
 	return srv.ListenAndServe(ctx, func(addr net.Addr) {
 		log.Info("bunting server listening", "addr", addr.String(), "database", st.Dialect().Name)
 	})

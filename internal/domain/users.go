@@ -35,8 +35,8 @@ func RoleByName(name string) RootRole {
 	return RootRoles[2]
 }
 
-// parseRootRole accepts a role id (1–3) or name (Admin, Editor, Viewer).
-func parseRootRole(raw json.RawMessage) (string, error) {
+// ParseRootRole accepts a role id (1–3) or name (Admin, Editor, Viewer).
+func ParseRootRole(raw json.RawMessage) (string, error) {
 	var id int
 	if json.Unmarshal(raw, &id) == nil {
 		for _, r := range RootRoles {
@@ -90,7 +90,7 @@ func CreateServiceAccount(tx *store.Tx, p *Principal, in ServiceAccountInput) (S
 	if len(in.RootRole) == 0 {
 		return ServiceAccountView{}, apierr.Validation("The `rootRole` property is required. It was not present on the data you sent.")
 	}
-	role, err := parseRootRole(in.RootRole)
+	role, err := ParseRootRole(in.RootRole)
 	if err != nil {
 		return ServiceAccountView{}, err
 	}
@@ -118,7 +118,7 @@ func UpdateServiceAccount(tx *store.Tx, p *Principal, id int64, in ServiceAccoun
 		u.Name = in.Name
 	}
 	if len(in.RootRole) > 0 {
-		if u.RootRole, err = parseRootRole(in.RootRole); err != nil {
+		if u.RootRole, err = ParseRootRole(in.RootRole); err != nil {
 			return ServiceAccountView{}, err
 		}
 	}

@@ -55,6 +55,15 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
 			secret := bearer(r.Header.Get("Authorization"))
+			if secret == "" && sf == surfaceAdmin {
+				if p, ok, err := s.sessionPrincipal(r); ok {
+					if err != nil {
+						return err
+					}
+					next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
+					return nil
+				}
+			}
 			if secret == "" {
 				return apierr.Unauthenticated("You must log in to use Bunting. Your request had no authorization header, so we could not authorize you.")
 			}

@@ -28,6 +28,14 @@ type Config struct {
 	InitAdminTokens    []string
 	InitClientTokens   []string
 	InitFrontendTokens []string
+	// InitAdminUser and InitAdminPassword name the first person with the
+	// Admin role, created when the database holds no person yet (without a
+	// password one is generated and printed once).
+	InitAdminUser     string
+	InitAdminPassword string
+	// BasePath serves everything (web UI and APIs) under a prefix such as
+	// /bunting, for running behind a reverse proxy (BASE_PATH).
+	BasePath string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
 	// JSONLogger switches the logs to one JSON object per line.
@@ -69,6 +77,9 @@ func (c *Config) Options() []config.Option {
 		{Name: "body-limit", Env: []string{"BODY_LIMIT"}, Flag: "body-limit", Default: "102400", Usage: "largest request body in bytes (larger: 413)", Value: config.Int64(&c.BodyLimit, 1)},
 		{Name: "revision-poll", Env: []string{"REVISION_POLL_INTERVAL"}, Flag: "revision-poll", Default: "1s", Usage: "how often an instance looks for changes made by others", Value: config.Duration(&c.RevisionPollInterval)},
 		{Name: "base-url", Env: []string{"BUNTING_URL"}, Flag: "base-url", Usage: "externally visible address", Value: config.String(&c.BaseURL)},
+		{Name: "base-path", Env: []string{"BASE_PATH"}, Flag: "base-path", Usage: "serve the web UI and the APIs under this path prefix (for example /bunting)", Value: config.String(&c.BasePath)},
+		{Name: "INIT_ADMIN_USER", Env: []string{"INIT_ADMIN_USER"}, Shown: "admin", Usage: "the first person with the Admin role, created when the database has no person", Value: config.String(&c.InitAdminUser)},
+		{Name: "INIT_ADMIN_PASSWORD", Env: []string{"INIT_ADMIN_PASSWORD"}, Shown: "generated, printed once", Usage: "that person's password (at least 8 characters)", Value: config.String(&c.InitAdminPassword)},
 	}
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	return append(opts, c.Signals.Options()...)
@@ -104,6 +115,12 @@ func (c Config) Validate() error {
 	}
 	if c.RevisionPollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("REVISION_POLL_INTERVAL must be positive"))
+	}
+	if c.BasePath != "" && (!strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") || strings.ContainsAny(c.BasePath, "?#% ")) {
+		errs = append(errs, fmt.Errorf("BASE_PATH %q must start with / and not end with / (for example /bunting)", c.BasePath))
+	}
+	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < minPasswordLength {
+		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", minPasswordLength))
 	}
 	for _, t := range c.InitAdminTokens {
 		if p, e := tokenScope(t); p != "*" || e != "*" {

@@ -20,7 +20,8 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.signalsRoutes(r)
 	s.sdkRoutes(r)
 	s.registerOFREPRoutes(r)
-	r.mux.Handle("/", http.HandlerFunc(s.notFound))
+	s.webUIRoutes(r)
+	r.mux.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table
 }
 

@@ -31,6 +31,11 @@ type Server struct {
 	metrics *serverMetrics
 	openAPI []byte
 	docs    http.Handler
+	// api is the routes without the base path; ui the web UI (routes_webui.go).
+	api http.Handler
+	ui  http.Handler
+	// logins counts failed sign-ins (accounts.go).
+	logins *loginLimiter
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -47,7 +52,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: newLoginLimiter()}
 	s.client = newClientCache(s)
 	s.front = newFrontendAPI(s)
 	s.metrics = newServerMetrics(s)
@@ -57,7 +62,11 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
-	s.handler, s.routeTable = s.routes()
+	if err := s.mountWebUI(); err != nil {
+		return nil, err
+	}
+	s.api, s.routeTable = s.routes()
+	s.handler = s.withBasePath(s.api)
 	return s, nil
 }
 

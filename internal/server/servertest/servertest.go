@@ -43,6 +43,9 @@ const (
 	ClientToken   = "default:development.test-client-secret"
 	ProdToken     = "default:production.test-client-prod-secret"
 	FrontendToken = "default:development.test-frontend-secret"
+	// AdminUser and AdminPassword sign in the first admin of the web UI.
+	AdminUser     = "admin"
+	AdminPassword = "test-admin-password"
 )
 
 // Database is where a harness server keeps its data; two servers started
@@ -275,6 +278,7 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	cfg.InitAdminTokens = []string{AdminToken}
 	cfg.InitClientTokens = []string{ClientToken, ProdToken}
 	cfg.InitFrontendTokens = []string{FrontendToken}
+	cfg.InitAdminUser, cfg.InitAdminPassword = AdminUser, AdminPassword
 	cfg.RevisionPollInterval = 200 * time.Millisecond
 	for _, o := range opts {
 		o(&cfg)
@@ -297,6 +301,11 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 		cancel()
 		st.Close()
 		t.Fatalf("bootstrap: %v", err)
+	}
+	if _, _, err := srv.BootstrapAdminUser(ctx); err != nil {
+		cancel()
+		st.Close()
+		t.Fatalf("bootstrap the first admin: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

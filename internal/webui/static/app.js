@@ -1,0 +1,245 @@
+// Bunting web UI: every change is one admin API call made from here, as
+// JSON with the session's CSRF token; the server decides and records it.
+(function () {
+  "use strict";
+  const meta = (n) => (document.querySelector('meta[name="' + n + '"]') || {}).content || "";
+  const base = meta("base-path");
+
+  async function api(method, url, body) {
+    const headers = { "X-CSRF-Token": meta("csrf-token"), "Accept": "application/json" };
+    const init = { method, headers, credentials: "same-origin" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(url, init);
+    let data = null;
+    const text = await res.text();
+    try { data = text ? JSON.parse(text) : null; } catch (e) { data = { message: text }; }
+    if (res.status === 401 && !url.endsWith("/auth/simple/login")) {
+      location.href = base + "/login?next=" + encodeURIComponent(location.pathname + location.search);
+    }
+    return { ok: res.ok, status: res.status, data };
+  }
+
+  function message(r) {
+    const m = (r.data && r.data.message) || ("The server answered " + r.status + ".");
+    if (r.status === 409) return "Conflict: " + m + " Someone may have changed this meanwhile; reload to see the latest.";
+    return m;
+  }
+
+  function setPath(obj, path, value) {
+    const parts = path.split(".");
+    let o = obj;
+    for (let i = 0; i < parts.length - 1; i++) o = o[parts[i]] = o[parts[i]] || {};
+    o[parts[parts.length - 1]] = value;
+  }
+
+  const SKIP = {};
+  function valueOf(el) {
+    const t = el.dataset.type;
+    if (el.type === "checkbox") return el.checked;
+    if (el.multiple) {
+      const vals = Array.from(el.selectedOptions).map((o) => o.value);
+      return t === "numbers" ? vals.map(Number) : vals;
+    }
+    const v = el.value;
+    if (v === "" && el.hasAttribute("data-optional")) return SKIP;
+    if (t === "number") return v === "" ? SKIP : Number(v);
+    if (t === "list") return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    if (t === "json") return v === "" ? SKIP : JSON.parse(v);
+    return v;
+  }
+
+  function collectInto(out, els) {
+    for (const el of els) {
+      if (!el.name || el.disabled || el.closest("fieldset:disabled")) continue;
+      const v = valueOf(el);
+      if (v !== SKIP) setPath(out, el.name, v);
+    }
+    return out;
+  }
+
+  function collect(form) {
+    const out = {};
+    collectInto(out, Array.from(form.elements).filter((el) => !el.closest("[data-item]")));
+    for (const list of form.querySelectorAll("[data-list]")) {
+      if (list.closest("fieldset:disabled")) continue;
+      const items = Array.from(list.querySelectorAll(":scope > [data-item]")).map((item) => {
+        const o = collectInto({}, item.querySelectorAll("[name]"));
+        if (o.payload && (o.payload.value === undefined || o.payload.type === undefined)) delete o.payload;
+        return o;
+      });
+      setPath(out, list.dataset.list, items);
+    }
+    return out;
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll(".field-error").forEach((e) => e.remove());
+    form.querySelectorAll("[aria-invalid]").forEach((e) => e.removeAttribute("aria-invalid"));
+    const box = form.querySelector("[data-error]");
+    if (box) box.textContent = "";
+  }
+
+  // showError puts the API's message next to the field it names (the
+  // ValidationError messages name properties in backticks), else on top.
+  function showError(form, text) {
+    const m = /`([A-Za-z0-9_.]+)`/.exec(text);
+    const field = m && form.querySelector('[name="' + m[1] + '"]');
+    if (field) {
+      const p = document.createElement("p");
+      p.className = "field-error";
+      p.id = (field.id || field.name.replace(/\W/g, "-")) + "-error";
+      p.textContent = text;
+      field.setAttribute("aria-invalid", "true");
+      field.setAttribute("aria-describedby", p.id);
+      (field.closest("label") || field).after(p);
+      field.focus();
+      return;
+    }
+    const box = form.querySelector("[data-error]");
+    if (box) box.textContent = text; else alert(text);
+  }
+
+  function fill(template, form) {
+    return template.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent((form.elements[k] || {}).value || ""));
+  }
+
+  function then(where, r, form) {
+    if (!where) return;
+    if (where === "reload") { location.reload(); return; }
+    if (where === "show-secret") {
+      const box = form.querySelector("[data-secret]");
+      box.hidden = false;
+      box.querySelector("output").textContent = r.data.secret;
+      return;
+    }
+    location.href = form ? fill(where, form) : where;
+  }
+
+  document.addEventListener("submit", async (ev) => {
+    const form = ev.target.closest("form[data-api]");
+    if (!form) return;
+    ev.preventDefault();
+    clearErrors(form);
+    let body;
+    try { body = collect(form); } catch (e) { showError(form, "Invalid JSON: " + e.message); return; }
+    const url = fill(form.dataset.api, form);
+    for (const f of (form.dataset.pathFields || "").split(",")) if (f) delete body[f];
+    if (form.dataset.bodyField) body = body[form.dataset.bodyField] || [];
+    const button = form.querySelector('[type="submit"]');
+    if (button) button.disabled = true;
+    try {
+      const r = await api(form.dataset.method || "POST", url, body);
+      if (!r.ok) { showError(form, message(r)); return; }
+      then(form.dataset.then, r, form);
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
+
+  document.addEventListener("click", async (ev) => {
+    const el = ev.target.closest("button");
+    if (!el) return;
+    if (el.dataset.call !== undefined) {
+      if (el.dataset.confirm && !confirm(el.dataset.confirm)) return;
+      let body;
+      if (el.dataset.body) {
+        body = JSON.parse(el.dataset.body);
+        if (el.dataset.set) Object.assign(body, JSON.parse(el.dataset.set));
+        if (el.dataset.drop) delete body[el.dataset.drop];
+      }
+      const r = await api(el.dataset.method || "POST", el.dataset.call, body);
+      if (!r.ok) { toast(message(r)); return; }
+      then(el.dataset.then, r);
+    } else if (el.dataset.add) {
+      const form = el.closest("form");
+      const tpl = form.querySelector('template[data-template="' + el.dataset.add + '"]');
+      const list = form.querySelector('[data-list="' + el.dataset.add + '"]');
+      list.appendChild(tpl.content.cloneNode(true));
+      const first = list.lastElementChild && list.lastElementChild.querySelector("input, select");
+      if (first) first.focus();
+    } else if (el.hasAttribute("data-remove")) {
+      el.closest("[data-item]").remove();
+    } else if (el.dataset.signout) {
+      const r = await api("POST", base + (el.dataset.signout === "everywhere" ? "/auth/logout-everywhere" : "/auth/logout"));
+      if (!r.ok && r.status !== 401) { toast(message(r)); return; }
+      location.href = base + "/login";
+    } else if (el.dataset.copy) {
+      const text = document.querySelector(el.dataset.copy).textContent;
+      try { await navigator.clipboard.writeText(text); el.textContent = "Copied"; } catch (e) { toast("Copy failed: select the secret and copy it by hand."); }
+    } else if (el.dataset.resetPassword) {
+      const pw = prompt("New password (at least 8 characters):");
+      if (!pw) return;
+      const r = await api("POST", el.dataset.resetPassword, { password: pw });
+      toast(r.ok ? "Password reset; their sessions have ended." : message(r));
+    }
+  });
+
+  document.addEventListener("change", async (ev) => {
+    const el = ev.target;
+    if (el.dataset && el.dataset.switch) {
+      const on = el.checked;
+      el.disabled = true;
+      const r = await api("POST", el.dataset.switch + (on ? "/on" : "/off"));
+      el.disabled = false;
+      if (!r.ok) { el.checked = !on; toast(message(r)); }
+    } else if (el.dataset && el.dataset.putField) {
+      const r = await api("PUT", el.dataset.url, { [el.dataset.putField]: el.value });
+      toast(r.ok ? "Saved." : message(r));
+    } else if (el.matches && el.matches("[data-strategy-select]")) {
+      strategyFields(el);
+    }
+  });
+
+  function strategyFields(select) {
+    const form = select.closest("form");
+    form.querySelectorAll("fieldset[data-for-strategy]").forEach((fs) => {
+      const mine = fs.dataset.forStrategy === select.value;
+      fs.disabled = !mine;
+      fs.hidden = !mine;
+    });
+  }
+
+  let nameTimer;
+  document.addEventListener("input", (ev) => {
+    const el = ev.target;
+    if (!el.dataset || !el.dataset.checkName) return;
+    clearTimeout(nameTimer);
+    const out = document.getElementById(el.getAttribute("aria-describedby"));
+    nameTimer = setTimeout(async () => {
+      const name = el.value;
+      if (!name) { out.textContent = ""; return; }
+      if (!/^[A-Za-z0-9_.~-]+$/.test(name)) { out.textContent = "Use only letters, digits and - _ . ~"; out.className = "hint bad"; return; }
+      let taken = false;
+      for (const archived of ["false", "true"]) {
+        const r = await api("GET", el.dataset.checkName + "?limit=200&archived=" + archived + "&query=" + encodeURIComponent(name));
+        if (r.ok && r.data.features.some((f) => f.name === name)) taken = true;
+      }
+      if (el.value !== name) return;
+      out.textContent = taken ? "“" + name + "” is taken (flag names are unique across projects, archived ones included)." : "“" + name + "” is available.";
+      out.className = taken ? "hint bad" : "hint good";
+    }, 200);
+  });
+
+  function toast(text) {
+    let t = document.getElementById("toast");
+    if (!t) {
+      t = document.createElement("div");
+      t.id = "toast";
+      t.setAttribute("role", "status");
+      document.body.appendChild(t);
+    }
+    t.textContent = text;
+    t.hidden = false;
+    clearTimeout(t.timer);
+    t.timer = setTimeout(() => { t.hidden = true; }, 6000);
+  }
+
+  function init() {
+    document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
+  }
+  document.addEventListener("DOMContentLoaded", init);
+  document.addEventListener("htmx:configRequest", (ev) => { ev.detail.headers["X-CSRF-Token"] = meta("csrf-token"); });
+})();

@@ -1,0 +1,277 @@
+// Package webui serves Bunting's web UI: server-rendered pages
+// (html/template) with htmx and a small script, all embedded in the binary.
+//
+// The UI owns no data and no rules. Pages read through the admin API's
+// read endpoints, called in process with the visitor's session cookie, and
+// every change is made by the browser calling the admin API itself (JSON,
+// with the session's CSRF token), so permissions, validation and events
+// run in exactly one place. See README.md in this directory.
+package webui
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options configure the UI.
+type Options struct {
+	// API is the admin API handler the pages read through (without any
+	// base path).
+	API http.Handler
+	// BasePath is the prefix the browser sees (e.g. /bunting), or "".
+	BasePath string
+	// Log receives template errors.
+	Log *slog.Logger
+}
+
+// Handler serves the UI's pages and static files.
+type Handler struct {
+	api    http.Handler
+	base   string
+	log    *slog.Logger
+	pages  map[string]*template.Template
+	mux    *http.ServeMux
+	static http.Handler
+}
+
+// New builds the UI.
+func New(o Options) (*Handler, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{api: o.API, base: o.BasePath, log: o.Log, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
+	funcs := template.FuncMap{
+		"base":     func() string { return h.base },
+		"when":     formatTime,
+		"join":     strings.Join,
+		"json":     func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
+		"add":      func(a, b int) int { return a + b },
+		"list":     func(v ...string) []string { return v },
+		"pathEsc":  url.PathEscape,
+		"queryEsc": url.QueryEscape,
+		"has": func(list []string, s string) bool {
+			for _, v := range list {
+				if v == s {
+					return true
+				}
+			}
+			return false
+		},
+		"deref": func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		},
+	}
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
+	if err != nil {
+		return nil, err
+	}
+	names, _ := fs.Glob(templateFS, "templates/*.html")
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if name == "layout" || name == "partials" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, fmt.Errorf("webui: template %s: %w", n, err)
+		}
+		h.pages[name] = t
+	}
+	sub, _ := fs.Sub(staticFS, "static")
+	h.static = http.StripPrefix("/static/", http.FileServerFS(sub))
+	h.routes()
+	return h, nil
+}
+
+// ServeHTTP serves one UI request (paths without the base path).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Handles reports whether a request that no API route matched is the UI's:
+// any GET or HEAD outside the API prefixes.
+func Handles(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := r.URL.Path
+	for _, prefix := range []string{"/api/", "/auth/", "/internal-backstage/", "/docs/", "/proxy"} {
+		if strings.HasPrefix(p, prefix) {
+			return false
+		}
+	}
+	return true
+}
+
+func formatTime(v any) string {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	case *time.Time:
+		if t == nil {
+			return "never"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	case nil:
+		return "never"
+	case string:
+		if pt, err := time.Parse(time.RFC3339Nano, t); err == nil {
+			return pt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		return t
+	}
+	return ""
+}
+
+// apiError is a non-2xx answer from the admin API.
+type apiError struct {
+	Status  int
+	Message string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+
+// call runs one admin API request in process as the visitor (their cookie)
+// and decodes the JSON answer into out. body, when not nil, is sent as
+// JSON with the session's CSRF token (used only for the event search,
+// which reads through POST).
+func (h *Handler) call(r *http.Request, s *session, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Cookie", r.Header.Get("Cookie"))
+	req.RemoteAddr = r.RemoteAddr
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+		if s != nil {
+			req.Header.Set("X-CSRF-Token", s.CSRFToken)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.api.ServeHTTP(rec, req)
+	if rec.Code < 200 || rec.Code > 299 {
+		var e struct{ Message string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		return &apiError{Status: rec.Code, Message: e.Message}
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(rec.Body.Bytes(), out)
+}
+
+// session is who is signed in, as GET /api/admin/user/session says.
+type session struct {
+	User struct {
+		ID       int64  `json:"id"`
+		Name     string `json:"name"`
+		RootRole string `json:"rootRole"`
+	} `json:"user"`
+	CSRFToken   string   `json:"csrfToken"`
+	Permissions []string `json:"permissions"`
+}
+
+// Can reports whether the person holds perm (to show or hide controls; the
+// API decides).
+func (s *session) Can(perm string) bool {
+	for _, p := range s.Permissions {
+		if p == perm {
+			return true
+		}
+	}
+	return false
+}
+
+// page is what every template receives.
+type page struct {
+	Title   string
+	Nav     string
+	Session *session
+	Data    any
+	Query   url.Values
+}
+
+// render writes a full page, or only its "content" block for htmx requests
+// that ask for a fragment (HX-Target set).
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p page) {
+	t := h.pages[name]
+	if p.Query == nil {
+		p.Query = r.URL.Query()
+	}
+	var buf bytes.Buffer
+	tmpl := "layout.html"
+	if frag := r.Header.Get("HX-Target"); frag != "" && r.Header.Get("HX-Request") == "true" && t.Lookup(frag) != nil {
+		tmpl = frag
+	}
+	if err := t.ExecuteTemplate(&buf, tmpl, p); err != nil {
+		h.log.Error("web UI template failed", "page", name, "err", err)
+		http.Error(w, "The page could not be drawn.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("Vary", "HX-Request, HX-Target")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// withSession runs a page handler for a signed-in visitor, or sends them
+// to the sign-in page.
+func (h *Handler) withSession(fn func(w http.ResponseWriter, r *http.Request, s *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var s session
+		if err := h.call(r, nil, "GET", "/api/admin/user/session", nil, &s); err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+				next := h.base + r.URL.RequestURI()
+				http.Redirect(w, r, h.base+"/login?next="+url.QueryEscape(next), http.StatusSeeOther)
+				return
+			}
+			h.fail(w, r, nil, err)
+			return
+		}
+		fn(w, r, &s)
+	}
+}
+
+// fail shows an API error as a page.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	status, msg := http.StatusInternalServerError, "Something went wrong."
+	var ae *apiError
+	if errors.As(err, &ae) {
+		status, msg = ae.Status, ae.Message
+	} else {
+		h.log.Error("web UI page failed", "path", r.URL.Path, "err", err)
+	}
+	w.WriteHeader(status)
+	h.render(w, r, "error", page{Title: "Error", Session: s, Data: map[string]any{"Status": status, "Message": msg}})
+}
