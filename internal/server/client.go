@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -60,12 +61,17 @@ func newClientCache(s *Server) *clientCache {
 // snapshot returns the current snapshot, rebuilding it when the store's
 // revision moved past it. Concurrent callers wait for one rebuild.
 func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
+	return c.snapshotCtx(r.Context())
+}
+
+// snapshotCtx is snapshot outside a request.
+func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap != nil && c.snap.generation == c.s.store.Generation() {
 		return c.snap, nil
 	}
-	data, err := c.s.store.ClientData(c.s.store.Q(r.Context()))
+	data, err := c.s.store.ClientData(c.s.store.Q(ctx))
 	if err != nil {
 		return nil, err
 	}

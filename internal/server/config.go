@@ -44,6 +44,8 @@ type Config struct {
 	Signals signals.Config
 	// HTTP holds the connection timeouts and the header size limit.
 	HTTP httpserver.Limits
+	// Streaming holds the limits of GET /api/client/streaming.
+	Streaming StreamingConfig
 }
 
 // DefaultConfig returns the defaults.
@@ -56,6 +58,7 @@ func DefaultConfig() Config {
 		RevisionPollInterval: time.Second,
 		Signals:              signals.DefaultConfig(),
 		HTTP:                 httpserver.DefaultLimits(),
+		Streaming:            DefaultStreamingConfig(),
 	}
 }
 
@@ -80,6 +83,7 @@ func ParseConfig(args []string, env LookupEnv, output io.Writer) (Config, error)
 	fs.Int64Var(&cfg.BodyLimit, "body-limit", cfg.BodyLimit, "largest request body in bytes (BODY_LIMIT)")
 	fs.DurationVar(&cfg.RevisionPollInterval, "revision-poll", cfg.RevisionPollInterval, "how often to look for changes by other instances (REVISION_POLL_INTERVAL)")
 	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "externally visible address (BUNTING_URL)")
+	cfg.Streaming.flags(fs)
 	for _, o := range httpserver.Options() {
 		fs.Func(o.Flag, fmt.Sprintf("%s (%s); default %s", o.Usage, o.Env, o.Default()), func(v string) error { return o.Set(&cfg.HTTP, v) })
 	}
@@ -151,6 +155,9 @@ func (c *Config) fromEnv(env LookupEnv) error {
 	if err := c.HTTP.FromEnv(env); err != nil {
 		return err
 	}
+	if err := c.Streaming.fromEnv(get); err != nil {
+		return err
+	}
 	return c.Signals.FromEnv(env)
 }
 
@@ -201,6 +208,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.HTTP.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Streaming.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -102,6 +102,8 @@ func (s *Server) routes() http.Handler {
 	r.client("GET /api/client/features/{featureName}", s.clientFeature)
 	r.client("POST /api/client/register", s.clientRegister, withJSON)
 	r.client("POST /api/client/metrics", s.clientMetrics, withJSON)
+	r.client("GET /api/client/streaming", s.clientStreaming)
+	r.client("GET /api/client/delta", s.clientDelta)
 
 	s.registerExtrasRoutes(r)
 	s.registerSignalsRoutes(r)

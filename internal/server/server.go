@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/stream"
 )
 
 // Server is the flag server's HTTP handler.
@@ -26,6 +27,7 @@ type Server struct {
 	client  *clientCache
 	extras  *extras // the server-extras part's state (routes_extras.go)
 	signals *signals.Service
+	hub     *stream.Hub // streaming and delta (streaming.go)
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -44,6 +46,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.client = newClientCache(s)
+	s.hub = s.newHub()
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
@@ -62,6 +65,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runExtras(ctx)
+	go s.runStreaming(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
