@@ -94,6 +94,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
 	hs := s.cfg.HTTP.Server(s, s.log)
+	hs.RegisterOnShutdown(s.hub.CloseAll) // open streams end, so that shutdown does not wait for them
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan struct{})
