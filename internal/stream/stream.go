@@ -50,6 +50,7 @@ type Scope interface {
 }
 
 // StateFunc computes a scope's State in a snapshot given to Publish.
+// Snapshots are compared by identity: pass pointers.
 type StateFunc func(snapshot any, scope Scope) *State
 
 // Config bounds the hub.
