@@ -95,6 +95,11 @@ type Config struct {
 	// ExpServerSideSDKTokens may read /proxy/client/features
 	// (expServerSideSdkConfig.tokens, EXP_SERVER_SIDE_SDK_CONFIG_TOKENS).
 	ExpServerSideSDKTokens []string
+	// UpstreamStreaming follows upstream's stream (GET
+	// /api/client/streaming) instead of polling, when upstream streams;
+	// refreshInterval then paces only the polling fallback
+	// (upstreamStreaming, UPSTREAM_STREAMING; default true).
+	UpstreamStreaming bool
 	// ExpCustomEnrichers are script files exporting context enrichers
 	// (expCustomEnrichers, EXP_CUSTOM_ENRICHERS_FILE, comma list).
 	ExpCustomEnrichers []string
@@ -203,6 +208,8 @@ func DefaultConfig() Config {
 		ScriptTimeout: 100 * time.Millisecond,
 		MaxBodyBytes:  100 * 1024,
 		HTTP:          httpserver.DefaultLimits(),
+
+		UpstreamStreaming: true,
 	}
 }
 
@@ -251,6 +258,7 @@ func options() []option {
 		}},
 		{"upstreamAppName", envs("APP_NAME"), "upstream-app-name", "app name used upstream and as the default context appName", false, setNonEmpty(func(c *Config) *string { return &c.UpstreamAppName })},
 		{"upstreamInstanceId", envs("INSTANCE_ID"), "upstream-instance-id", "instance id used upstream (generated when empty)", false, setString(func(c *Config) *string { return &c.UpstreamInstanceID })},
+		{"upstreamStreaming", envs("STREAMING"), "upstream-streaming", "follow upstream's stream when it offers one (polling when not)", true, setBool(func(c *Config) *bool { return &c.UpstreamStreaming })},
 		{"refreshInterval", envs("FETCH_INTERVAL"), "refresh-interval", "milliseconds between upstream syncs", false, setMillis(func(c *Config) *time.Duration { return &c.RefreshInterval }, 1)},
 		{"metricsInterval", envs("METRICS_INTERVAL"), "metrics-interval", "milliseconds between metrics posts; 0 disables metrics and registration", false, setMillis(func(c *Config) *time.Duration { return &c.MetricsInterval }, 0)},
 		{"metricsJitter", envs("METRICS_JITTER"), "metrics-jitter", "largest random milliseconds added to each metrics interval", false, setMillis(func(c *Config) *time.Duration { return &c.MetricsJitter }, 0)},

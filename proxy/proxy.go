@@ -106,6 +106,7 @@ type Proxy struct {
 	readyCh    chan struct{}
 	lastSum    [sha256.Size]byte // of the served upstream body; sync loop only
 	features   atomic.Pointer[featuresBody]
+	relay      *relay // streaming and delta for server-side SDKs (streaming.go)
 	compact    bool
 	started    time.Time
 	instanceID string
@@ -188,6 +189,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		Logger:       p.log,
 		snapshots:    servedSnapshots,
 	})
+	p.relay = newRelay(p)
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
@@ -280,6 +282,7 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 		releasePayload(s)
 	}
 	p.snapshot.Store(s)
+	p.relay.publish(s)
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {
 		p.metrics.ready.Set(1)

@@ -21,6 +21,8 @@ const (
 	routeMetrics    = "client_metrics"
 	routeRegister   = "client_register"
 	routeFeatures   = "client_features"
+	routeStreaming  = "client_streaming"
+	routeDelta      = "client_delta"
 	routePrometheus = "prometheus"
 	routeOptions    = "options"
 	routeUnknown    = "unknown"
@@ -69,6 +71,10 @@ func (p *Proxy) dispatch(w http.ResponseWriter, r *http.Request) string {
 		p.serveRegister(w, r)
 	case routeFeatures:
 		p.serveFeatures(w, r)
+	case routeStreaming:
+		p.serveStreaming(w, r)
+	case routeDelta:
+		p.serveDelta(w, r)
 	case routePrometheus:
 		p.servePrometheus(w, r)
 	default:
@@ -132,6 +138,10 @@ func sdkRoute(rest string) string {
 		return routeMetrics
 	case "/register":
 		return routeRegister
+	case "/streaming":
+		return routeStreaming
+	case "/delta":
+		return routeDelta
 	}
 	return routeUnknown
 }

@@ -42,9 +42,6 @@ func DefaultStreamingConfig() StreamingConfig {
 // falls further behind is closed and re-hydrates when it reconnects.
 const streamQueue = 64
 
-// streamWriteTimeout bounds writing one message to a stream.
-const streamWriteTimeout = 30 * time.Second
-
 func (c *StreamingConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Keepalive, "streaming-keepalive", c.Keepalive, "how often idle streams get a keep-alive (STREAMING_KEEPALIVE)")
 	fs.IntVar(&c.MaxConnections, "streaming-max-connections", c.MaxConnections, "most streams open at once; more get 429 (STREAMING_MAX_CONNECTIONS)")
@@ -187,45 +184,11 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 	secret := bearer(r.Header.Get("Authorization"))
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx: pass events on at once
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
-		return nil
-	}
-	for {
-		select {
-		case <-r.Context().Done():
-			return nil
-		case <-sub.Done:
-			return nil // fell behind, or the server is stopping
-		case msg := <-sub.C:
-			if p, err := s.tokens.resolve(r.Context(), secret); err == nil && p == nil {
-				return nil // the token was revoked or expired
-			}
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if _, err := w.Write(msg); err != nil {
-				return nil
-			}
-			for more := true; more; { // write what else is queued, then flush once
-				select {
-				case msg := <-sub.C:
-					if _, err := w.Write(msg); err != nil {
-						return nil
-					}
-				default:
-					more = false
-				}
-			}
-			if rc.Flush() != nil {
-				return nil
-			}
-		}
-	}
+	stream.Serve(w, r, sub, func() bool {
+		p, err := s.tokens.resolve(r.Context(), secret)
+		return err != nil || p != nil // a revoked or expired token ends the stream
+	})
+	return nil
 }
 
 // clientDelta serves GET /api/client/delta: with If-None-Match "<eventId>"
