@@ -34,6 +34,9 @@ const (
 	// relayKeepalive and relayMaxConnections bound the relayed streams.
 	relayKeepalive      = 15 * time.Second
 	relayMaxConnections = 10000
+	// relayHistory is how many configurations the relay keeps to resume
+	// from (each one's payload, not its compiled snapshot).
+	relayHistory = 8
 )
 
 // upstreamLoop keeps the configuration current: by following upstream's
@@ -118,7 +121,7 @@ func newRelay(p *Proxy) *relay {
 	if !p.servesPayload() {
 		return nil
 	}
-	r := &relay{hub: stream.New(stream.Config{MaxConnections: relayMaxConnections, Keepalive: relayKeepalive}, relayState)}
+	r := &relay{hub: stream.New(stream.Config{MaxConnections: relayMaxConnections, Keepalive: relayKeepalive, History: relayHistory}, relayState)}
 	r.rev.Store(time.Now().UnixMilli())
 	return r
 }
@@ -130,10 +133,7 @@ func (relayScope) Key() string { return "" }
 
 func relayState(snapshot any, _ stream.Scope) *stream.State {
 	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
-	cf := snapshot.(*engine.Snapshot).Features()
-	if cf == nil {
-		return st
-	}
+	cf := snapshot.(*engine.ClientFeatures)
 	for _, f := range cf.Features {
 		if b, err := json.Marshal(f); err == nil {
 			st.Flags[f.Name] = stream.Flag{Project: f.Project, JSON: b}
@@ -147,10 +147,12 @@ func relayState(snapshot any, _ stream.Scope) *stream.State {
 	return st
 }
 
-// publish hands a newly installed snapshot to the relayed streams.
+// publish hands a newly installed snapshot's payload to the relayed
+// streams (the payload only: the relay's history must not keep old
+// compiled snapshots alive).
 func (r *relay) publish(s *engine.Snapshot) {
-	if r != nil {
-		r.hub.Publish(r.rev.Add(1), s)
+	if cf := s.Features(); r != nil && cf != nil {
+		r.hub.Publish(r.rev.Add(1), cf)
 	}
 }
 

@@ -38,6 +38,10 @@ func DefaultStreamingConfig() StreamingConfig {
 	return StreamingConfig{Keepalive: 15 * time.Second, MaxConnections: 10000}
 }
 
+// streamHistory is how many snapshots of the client data the server keeps
+// to resume streams and delta polls from without a new hydration.
+const streamHistory = 32
+
 // streamQueue is how many messages may wait for one stream; a stream that
 // falls further behind is closed and re-hydrates when it reconnects.
 const streamQueue = 64
@@ -83,7 +87,7 @@ type streamScope struct{ q clientQuery }
 func (sc streamScope) Key() string { return sc.q.key() }
 
 func (s *Server) newHub() *stream.Hub {
-	return stream.New(stream.Config{MaxConnections: s.cfg.Streaming.MaxConnections, Queue: streamQueue, Keepalive: s.cfg.Streaming.Keepalive}, streamState)
+	return stream.New(stream.Config{MaxConnections: s.cfg.Streaming.MaxConnections, Queue: streamQueue, History: streamHistory, Keepalive: s.cfg.Streaming.Keepalive}, streamState)
 }
 
 // streamState is the scope's flags and the segments they use, encoded as

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
 
-// nodeState is one line of testdata/node/stream.js.
+// nodeState is one line of test/node/stream-sdk.js.
 type nodeState struct {
 	Why   string
 	Mode  string
@@ -34,7 +37,8 @@ func startNodeStreamSDK(t *testing.T, url, token, mode string) *nodeStreamSDK {
 	t.Helper()
 	modules := nodeModules(t, "unleash-client")
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := nodeCommand(ctx, modules, "stream.js", url+"/api/", token, mode)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("..", "..", "test", "node", "stream-sdk.js"), url+"/api/", token, mode)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	n := &nodeStreamSDK{states: make(chan nodeState, 1000)}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()

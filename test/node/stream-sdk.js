@@ -1,7 +1,7 @@
 // Drives the official Node SDK (unleash-client) in one of its experimental
 // modes against a Bunting server: prints one JSON line with the SDK's mode
 // and flags every time its flags change or its mode switches, until killed.
-// Usage: node stream.js <url> <token> streaming|delta
+// Usage: node stream-sdk.js <url> <token> streaming|delta
 const { initialize, InMemStorageProvider } = require('unleash-client');
 
 const [url, token, mode] = process.argv.slice(2);
