@@ -86,6 +86,10 @@ bench-server: ## Benchmark the flag server: toggles with their events, events se
 bench-load: ## Load-benchmark the proxy and the server client API next to replay baselines on loopback (LOADFLAGS="-duration 4s")
 	cd loadtest && $(GO) run . $(LOADFLAGS)
 
+.PHONY: bench-stream
+bench-stream: node-deps ## Benchmark streaming: change → visible at the Node SDK and a default proxy (SQLite, PostgreSQL across instances), fan-out to 10,000 streams
+	cd loadtest && $(GO) run ./streambench $(STREAMFLAGS)
+
 .PHONY: lint
 lint: ## gofmt and go vet, over every module
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './test/node/*')); \

@@ -89,6 +89,9 @@ type entry struct {
 	rev    int64
 	snap   any
 	states map[string]*State
+	// connected caches the unleash-connected message of each scope, which
+	// every new stream of that scope shares.
+	connected map[string][]byte
 }
 
 type group struct {
@@ -145,7 +148,7 @@ func (h *Hub) Publish(rev int64, snap any) {
 			return
 		}
 	}
-	e := &entry{rev: rev, snap: snap, states: map[string]*State{}}
+	e := &entry{rev: rev, snap: snap, states: map[string]*State{}, connected: map[string][]byte{}}
 	if prev != nil && prev.rev == rev {
 		h.history[len(h.history)-1] = e
 	} else {
@@ -213,7 +216,7 @@ func (h *Hub) Subscribe(sc Scope, since int64, hasSince bool) (*Sub, error) {
 			c <- Message("unleash-updated", cur.rev, Body(events))
 		}
 	} else {
-		c <- Message("unleash-connected", cur.rev, Body([]json.RawMessage{Hydration(h.stateOf(cur, sc), cur.rev)}))
+		c <- h.connectedMessage(cur, sc)
 	}
 	key := sc.Key()
 	g := h.groups[key]
@@ -226,6 +229,19 @@ func (h *Hub) Subscribe(sc Scope, since int64, hasSince bool) (*Sub, error) {
 	g.subs[sub] = struct{}{}
 	h.conns++
 	return sub, nil
+}
+
+func (h *Hub) connectedMessage(e *entry, sc Scope) []byte {
+	key := sc.Key()
+	if msg, ok := e.connected[key]; ok {
+		return msg
+	}
+	msg := Message("unleash-connected", e.rev, Body([]json.RawMessage{Hydration(h.stateOf(e, sc), e.rev)}))
+	if len(e.connected) > 1000 {
+		clear(e.connected)
+	}
+	e.connected[key] = msg
+	return msg
 }
 
 func (h *Hub) resumable(since int64, hasSince bool) *entry {
