@@ -71,7 +71,7 @@ func (p *Proxy) upstreamLoop(ctx context.Context) {
 			continue
 		default:
 			failures++
-			p.log.Warn("could not open the upstream stream; retrying", "err", err)
+			p.log.Warn("upstream sync failed: could not open the stream; still serving the last configuration and retrying", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -104,6 +104,7 @@ func (p *Proxy) installStreamed(ctx context.Context, st *upstream.StreamState) {
 	}
 	p.install(p.compile(cf), "upstream stream")
 	p.metrics.syncResult("changed", true, true)
+	p.log.Debug("configuration updated from upstream", "flags", p.snapshot.Load().Len(), "via", "stream")
 }
 
 // relay serves the proxy's configuration to server-side SDKs as Edge does,
