@@ -229,3 +229,6 @@ func (s *Server) clientDelta(w http.ResponseWriter, r *http.Request) error {
 	_, _ = w.Write(body)
 	return nil
 }
+
+// StreamConnections returns how many streams this instance has open.
+func (s *Server) StreamConnections() int { return s.hub.Connections() }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -316,4 +318,40 @@ func TestDeltaPolling(t *testing.T) {
 		h.Do(t, "GET", "/api/client/delta", "", nil).Want(t, 401)
 		h.Do(t, "GET", "/api/client/delta?tag=bad", h.ClientToken, nil).Want(t, 400)
 	})
+}
+
+// TestStreamingClientThatNeverReads: a client that opens a stream and never
+// reads is disconnected once its queue is full, instead of the server
+// buffering every change for it; readers of the same scope are unaffected.
+func TestStreamingClientThatNeverReads(t *testing.T) {
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	reader := openStream(t, h, "/api/client/streaming", h.ClientToken)
+	reader.next(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /api/client/streaming HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n", h.ClientToken)
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Server.StreamConnections() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open", h.Server.StreamConnections())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	createFlag(t, h, "big")
+	wantTypes(t, reader.next(t), "unleash-updated", "feature-updated:big")
+	// Each change sends the flag with a 40 kB description: far more than
+	// the socket buffers hold after 64 queued messages.
+	for i := 0; i < 200 && h.Server.StreamConnections() == 2; i++ {
+		h.Do(t, "PUT", featurePath("big"), h.AdminToken, map[string]any{"description": strings.Repeat(strconv.Itoa(i%10), 40000)}).Want(t, 200)
+		wantTypes(t, reader.next(t), "unleash-updated", "feature-updated:big")
+	}
+	if n := h.Server.StreamConnections(); n != 1 {
+		t.Fatalf("%d streams open after 200 changes the silent client never read", n)
+	}
+	createFlag(t, h, "after")
+	wantTypes(t, reader.next(t), "unleash-updated", "feature-updated:after")
 }
