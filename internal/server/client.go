@@ -28,6 +28,8 @@ type clientSnapshot struct {
 	// shapes: with segment references and with segments inlined.
 	byEnv    map[string][]clientFlag
 	segments map[int]engine.Segment
+	// envs holds the environments that exist (streams of a deleted one end).
+	envs map[string]bool
 }
 
 // clientFlag is one flag in one environment.
@@ -81,7 +83,11 @@ func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) 
 }
 
 func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
-	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{}}
+	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{},
+		envs: map[string]bool{}}
+	for _, e := range d.EnvironmentNames {
+		snap.envs[e] = true
+	}
 	for _, sg := range d.Segments {
 		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: nonNilSlice(sg.Constraints)}
 	}

@@ -169,7 +169,8 @@ func (s *Server) streamQuery(r *http.Request) (clientQuery, error) {
 // clientStreaming serves GET /api/client/streaming: an unleash-connected
 // hydration (or, with a Last-Event-ID still in the history, the events
 // since then), then an unleash-updated event per change, and keep-alive
-// comments in between. A revoked token ends the stream.
+// comments in between. A revoked token or a deleted environment ends the
+// stream.
 func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.streamQuery(r)
 	if err != nil {
@@ -189,8 +190,11 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	defer sub.Close()
 	secret := bearer(r.Header.Get("Authorization"))
 	stream.Serve(w, r, sub, func() bool {
-		p, err := s.tokens.resolve(r.Context(), secret)
-		return err != nil || p != nil // a revoked or expired token ends the stream
+		if p, err := s.tokens.resolve(r.Context(), secret); err == nil && p == nil {
+			return false // the token was revoked or expired
+		}
+		snap, err := s.client.snapshotCtx(r.Context())
+		return err != nil || snap.envs[q.env] // a deleted environment ends its streams
 	})
 	return nil
 }

@@ -355,3 +355,27 @@ func TestStreamingClientThatNeverReads(t *testing.T) {
 	createFlag(t, h, "after")
 	wantTypes(t, reader.next(t), "unleash-updated", "feature-updated:after")
 }
+
+func TestStreamingDeletedEnvironmentEndsStream(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		h.Do(t, "POST", "/api/admin/environments", h.AdminToken, map[string]any{"name": "staging", "type": "test"}).Want(t, 201)
+		h.Do(t, "POST", projectPath+"/environments", h.AdminToken, map[string]any{"environment": "staging"}).Want(t, 200)
+		tok := h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "staging-sdk", "type": "client",
+			"environment": "staging", "projects": []string{"*"}}).Want(t, 201).Map(t)
+		st := openStream(t, h, "/api/client/streaming", tok["secret"].(string))
+		st.next(t)
+		other := openStream(t, h, "/api/client/streaming", h.ClientToken)
+		other.next(t)
+		h.Do(t, "DELETE", "/api/admin/environments/staging", h.AdminToken, nil).Want(t, 200)
+		select {
+		case ev, ok := <-st.events:
+			if ok {
+				t.Fatalf("an event after the environment was deleted: %+v", ev)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stream of a deleted environment stayed open")
+		}
+		createFlag(t, h, "still-streaming")
+		wantTypes(t, other.next(t), "unleash-updated", "feature-updated:still-streaming")
+	}, func(c *server.Config) { c.Streaming.Keepalive = 100 * time.Millisecond })
+}

@@ -16,6 +16,8 @@ type ClientData struct {
 	Dependencies []Dependency
 	// Tags maps a flag name to its tags as [type, value] pairs.
 	Tags map[string][][2]string
+	// EnvironmentNames lists the environments that exist.
+	EnvironmentNames []string
 }
 
 // featureTagPairsHook loads every flag's tags; the extras part (which owns
@@ -67,6 +69,13 @@ func (q Q) clientData(rev, gen int64) (*ClientData, error) {
 	}
 	if d.Dependencies, err = q.Dependencies(""); err != nil {
 		return nil, err
+	}
+	envs, err := q.Environments()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range envs {
+		d.EnvironmentNames = append(d.EnvironmentNames, e.Name)
 	}
 	d.Tags = map[string][][2]string{}
 	if featureTagPairsHook != nil {
