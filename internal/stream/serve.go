@@ -9,9 +9,13 @@ import (
 // stops reading is cut off after it even when its queue has room.
 const WriteTimeout = 30 * time.Second
 
+// AliveEvery is how often Serve asks whether a stream may go on.
+const AliveEvery = time.Second
+
 // Serve writes sub to w as server-sent events until the client goes, the
-// hub ends sub, or alive (asked before each write; nil means always)
-// returns false. It writes the headers itself and lifts the server's
+// hub ends sub, or alive (asked before a write, at most every AliveEvery,
+// so that a change fanned out to many streams does not run it for each;
+// nil means always) returns false. It writes the headers itself and lifts the server's
 // write timeout for the stream (each write gets WriteTimeout instead). The
 // caller closes sub.
 func Serve(w http.ResponseWriter, r *http.Request, sub *Sub, alive func() bool) {
@@ -25,6 +29,7 @@ func Serve(w http.ResponseWriter, r *http.Request, sub *Sub, alive func() bool) 
 	if rc.Flush() != nil {
 		return
 	}
+	checked := time.Now()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -32,8 +37,11 @@ func Serve(w http.ResponseWriter, r *http.Request, sub *Sub, alive func() bool) 
 		case <-sub.Done:
 			return // fell behind, or the server is stopping
 		case msg := <-sub.C:
-			if alive != nil && !alive() {
-				return
+			if now := time.Now(); alive != nil && now.Sub(checked) >= AliveEvery {
+				checked = now
+				if !alive() {
+					return
+				}
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 			if _, err := w.Write(msg); err != nil {

@@ -53,12 +53,19 @@ func main() {
 	changes := flag.Int("changes", 200, "changes measured per latency scenario")
 	streams := flag.Int("streams", 10000, "concurrent streams of the fan-out")
 	fanChanges := flag.Int("fanout-changes", 20, "changes measured by the fan-out")
+	only := flag.String("only", "sqlite,postgres,fanout", "the parts to run")
 	flag.Parse()
+	for _, part := range strings.Split(*only, ",") {
+		parts[strings.TrimSpace(part)] = true
+	}
 	if err := run(*changes, *streams, *fanChanges); err != nil {
 		fmt.Fprintln(os.Stderr, "streambench:", err)
 		os.Exit(1)
 	}
 }
+
+// parts are the parts of the benchmark to run (-only).
+var parts = map[string]bool{}
 
 func run(changes, streams, fanChanges int) error {
 	repo, _ := filepath.Abs("..")
@@ -78,18 +85,21 @@ func run(changes, streams, fanChanges int) error {
 	fmt.Printf("%-46s %8s %8s %8s\n", "", "p50", "p99", "max")
 
 	// SQLite: one instance.
-	srv, err := startServer(bin, filepath.Join(tmp, "sqlite"), "")
-	if err != nil {
-		return err
-	}
-	if err := latencies("SQLite", srv, srv, bin, tmp, changes); err != nil {
+	if parts["sqlite"] {
+		srv, err := startServer(bin, filepath.Join(tmp, "sqlite"), "")
+		if err != nil {
+			return err
+		}
+		if err := latencies("SQLite", srv, srv, bin, tmp, changes); err != nil {
+			srv.stop()
+			return err
+		}
 		srv.stop()
-		return err
 	}
-	srv.stop()
 
 	// PostgreSQL: written on one instance, read from another.
-	if base := os.Getenv("TEST_POSTGRES_URL"); base != "" {
+	if base := os.Getenv("TEST_POSTGRES_URL"); !parts["postgres"] {
+	} else if base != "" {
 		dbURL, drop, err := createDatabase(base)
 		if err != nil {
 			return err
@@ -116,7 +126,10 @@ func run(changes, streams, fanChanges int) error {
 		fmt.Println("(TEST_POSTGRES_URL not set: no PostgreSQL rows)")
 	}
 
-	srv, err = startServer(bin, filepath.Join(tmp, "fanout"), "")
+	if !parts["fanout"] {
+		return nil
+	}
+	srv, err := startServer(bin, filepath.Join(tmp, "fanout"), "")
 	if err != nil {
 		return err
 	}
