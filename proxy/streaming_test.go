@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
 
@@ -112,4 +113,30 @@ func TestProxyRelaysStreamToNodeSDK(t *testing.T) {
 	waitState("a new flag", func(f map[string]any) bool { _, ok := f["relayed-2"]; return ok })
 	h.Do(t, "DELETE", features+"/relayed", h.AdminToken, nil).Want(t, 202)
 	waitState("an archived flag", func(f map[string]any) bool { _, ok := f["relayed"]; return !ok })
+}
+
+// TestProxyFollowsOtherInstance: two server instances on one PostgreSQL
+// database, the proxy following B (refreshInterval an hour, B's revision
+// poll an hour): a change written on A reaches GET /proxy through B.
+func TestProxyFollowsOtherInstance(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	a, _ := servertest.StartAt(t, db, "127.0.0.1:0")
+	b, _ := servertest.StartAt(t, db, "127.0.0.1:0", func(c *server.Config) { c.RevisionPollInterval = time.Hour })
+	const features = "/api/admin/projects/default/features"
+	env := features + "/across/environments/development"
+	a.Do(t, "POST", features, a.AdminToken, map[string]any{"name": "across"}).Want(t, 201)
+	a.Do(t, "POST", env+"/strategies", a.AdminToken, map[string]any{"name": "default"}).Want(t, 200)
+
+	cfg := testConfig(nil)
+	cfg.UpstreamURL = b.URL + "/api"
+	cfg.UpstreamAPIToken = b.ClientToken
+	cfg.RefreshInterval = time.Hour
+	r := startReady(t, cfg)
+	for _, path := range []string{"/on", "/off", "/on"} {
+		a.Do(t, "POST", env+path, a.AdminToken, nil).Want(t, 200)
+		eventually(t, "change "+path+" written on A, through B", func() bool {
+			_, body := r.get(t, "/proxy")
+			return strings.Contains(body, `"across"`) == (path == "/on")
+		})
+	}
 }

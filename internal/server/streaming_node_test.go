@@ -166,3 +166,20 @@ func TestNodeSDKStreamingFallsBackOn429(t *testing.T) {
 }
 
 func jsonNumber(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestNodeSDKStreamingAcrossInstances: writes on one PostgreSQL instance,
+// the Node SDK streaming from another (whose revision poll is an hour).
+func TestNodeSDKStreamingAcrossInstances(t *testing.T) {
+	db := servertest.NewPostgres(t)
+	a, _ := servertest.StartAt(t, db, "127.0.0.1:0")
+	b, _ := servertest.StartAt(t, db, "127.0.0.1:0", func(c *server.Config) { c.RevisionPollInterval = time.Hour })
+	createFlag(t, a, "x-a")
+	sdk := startNodeStreamSDK(t, b.URL, b.ClientToken, "streaming")
+	sdk.waitFor(t, "streaming", "x-a", func(s nodeState) bool { _, ok := s.Flags["x-a"]; return ok })
+	for _, on := range []bool{true, false, true} {
+		a.Do(t, "POST", envPath("x-a", "development")+map[bool]string{true: "/on", false: "/off"}[on], a.AdminToken, nil).Want(t, 200)
+		sdk.waitFor(t, "streaming", "x-a switched", func(s nodeState) bool { return s.Flags["x-a"].Enabled == on })
+	}
+	createFlag(t, a, "x-b")
+	sdk.waitFor(t, "streaming", "x-b", func(s nodeState) bool { _, ok := s.Flags["x-b"]; return ok })
+}
