@@ -89,6 +89,9 @@ bench-load: ## Load-benchmark the proxy and the server client API next to replay
 .PHONY: options-doc
 options-doc: ## Regenerate the README's option tables from the commands' option tables
 	$(GO) generate ./internal/cli
+.PHONY: bench-stream
+bench-stream: node-deps ## Benchmark streaming: change → visible at the Node SDK and a default proxy (SQLite, PostgreSQL across instances), fan-out to 10,000 streams
+	cd loadtest && $(GO) run ./streambench $(STREAMFLAGS)
 
 .PHONY: lint
 lint: ## gofmt and go vet, over every module

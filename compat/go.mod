@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/Unleash/unleash-client-go/v4 v4.5.0
+	github.com/Unleash/unleash-go-sdk/v5 v5.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/open-feature/go-sdk v1.17.0
@@ -16,6 +17,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/launchdarkly/eventsource v1.10.0 // indirect
 	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect

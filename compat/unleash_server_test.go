@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,11 @@ func TestWithUnleashServer(t *testing.T) {
 	t.Run("Bunting proxy", func(t *testing.T) {
 		proxy := harness.StartBuntingProxy(t, up, "bunting-proxy-on-unleash", nil)
 		checkProxy(t, up, proxy)
+		// Open-source Unleash does not stream (404): the proxy, which
+		// follows the stream by default, polls instead, and works as above.
+		if tail := proxy.Process.LogTail(400); !strings.Contains(tail, "polling instead") {
+			t.Errorf("the proxy did not say it fell back to polling; its log ends with:\n%s", tail)
+		}
 		t.Run("agrees with Unleash's frontend API", func(t *testing.T) {
 			checkAgreesWithFrontendAPI(t, proxy.Client(), frontend)
 		})

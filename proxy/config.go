@@ -94,6 +94,11 @@ type Config struct {
 	// ExpServerSideSDKTokens may read /proxy/client/features
 	// (expServerSideSdkConfig.tokens, EXP_SERVER_SIDE_SDK_CONFIG_TOKENS).
 	ExpServerSideSDKTokens []string
+	// UpstreamStreaming follows upstream's stream (GET
+	// /api/client/streaming) instead of polling, when upstream streams;
+	// refreshInterval then paces only the polling fallback
+	// (upstreamStreaming, UPSTREAM_STREAMING; default true).
+	UpstreamStreaming bool
 	// ExpCustomEnrichers are script files exporting context enrichers
 	// (expCustomEnrichers, EXP_CUSTOM_ENRICHERS_FILE, comma list).
 	ExpCustomEnrichers []string
@@ -211,6 +216,7 @@ func (c *Config) Options() []config.Option {
 		})},
 		{Name: "upstreamAppName", Env: envs("APP_NAME"), Flag: "upstream-app-name", Default: "upstream-proxy", Usage: "app name used upstream and as the default context appName", Value: config.NonEmpty(&c.UpstreamAppName)},
 		{Name: "upstreamInstanceId", Env: envs("INSTANCE_ID"), Flag: "upstream-instance-id", Shown: "`<user>-<hostname>`", Usage: "instance id used upstream (generated when empty)", Value: config.String(&c.UpstreamInstanceID)},
+		{Name: "upstreamStreaming", Env: envs("STREAMING"), Flag: "upstream-streaming", Default: "true", Usage: "follow upstream's stream when it offers one (polling when not)", Value: config.Bool(&c.UpstreamStreaming)},
 		{Name: "refreshInterval", Env: envs("FETCH_INTERVAL"), Flag: "refresh-interval", Default: "5000", Usage: "milliseconds between upstream syncs", Value: config.Millis(&c.RefreshInterval, 1)},
 		{Name: "metricsInterval", Env: envs("METRICS_INTERVAL"), Flag: "metrics-interval", Default: "30000", Usage: "milliseconds between metrics posts; 0 disables metrics and registration", Value: config.Millis(&c.MetricsInterval, 0)},
 		{Name: "metricsJitter", Env: envs("METRICS_JITTER"), Flag: "metrics-jitter", Default: "0", Usage: "largest random milliseconds added to each metrics interval", Value: config.Millis(&c.MetricsJitter, 0)},

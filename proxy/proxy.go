@@ -109,6 +109,7 @@ type Proxy struct {
 	readyCh    chan struct{}
 	lastSum    [sha256.Size]byte // of the served upstream body; sync loop only
 	features   atomic.Pointer[featuresBody]
+	relay      *relay // streaming and delta for server-side SDKs (streaming.go)
 	compact    bool
 	started    time.Time
 	instanceID string
@@ -199,6 +200,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 	p.routes = newRouteIndex(cfg.ProxyBasePath, routeTable)
 	p.metrics = newPromMetrics(s.registry, p.routes)
 	p.newOFREP()
+	p.relay = newRelay(p)
 	p.handler = p.withCORS(http.HandlerFunc(p.route))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
@@ -291,6 +293,7 @@ func (p *Proxy) install(s *engine.Snapshot, source string) {
 		releasePayload(s)
 	}
 	p.snapshot.Store(s)
+	p.relay.publish(s)
 	p.ofrepChanges.Notify()
 	p.metrics.flagsLoaded.Set(float64(s.Len()))
 	p.readyOnce.Do(func() {

@@ -61,6 +61,8 @@ const (
 	routeRegister   = "client_register"
 	routeFeatures   = "client_features"
 	routePrometheus = "prometheus"
+	routeStreaming  = "client_streaming"
+	routeDelta      = "client_delta"
 	routeOptions    = "options"
 	routeUnknown    = "unknown"
 )
@@ -79,6 +81,10 @@ var routeTable = []route{
 	{name: routeRegister, paths: sdkPaths("/register"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveRegister},
 	{name: routeFeatures, paths: []string{"/proxy/client/features", "/api/client/features"}, allow: "GET, HEAD", ready: true, key: keySDK, serve: (*Proxy).serveFeatures},
 	{name: routePrometheus, paths: []string{"/proxy/internal-backstage/prometheus"}, allow: "GET, HEAD", ready: true, serve: (*Proxy).servePrometheus},
+	// Streaming and delta for server-side SDKs, as Edge relays them
+	// (streaming.go).
+	{name: routeStreaming, paths: []string{"/api/client/streaming"}, allow: "GET", ready: true, key: keySDK, serve: (*Proxy).serveStreaming},
+	{name: routeDelta, paths: []string{"/api/client/delta"}, allow: "GET, HEAD", ready: true, key: keySDK, serve: (*Proxy).serveDelta},
 	// OpenFeature's protocol checks its methods and credentials itself
 	// (ofrep.go): its errors have OFREP's shape, not the proxy's.
 	{name: routeOFREP, paths: []string{"/ofrep/"}, prefix: true, ready: true, serve: (*Proxy).serveOFREP},

@@ -32,7 +32,8 @@ func (p *Proxy) Run(ctx context.Context) error {
 	} else {
 		done <- struct{}{}
 	}
-	p.syncLoop(ctx)
+	go p.relay.run(ctx)
+	p.upstreamLoop(ctx)
 	<-done
 	<-done
 	return nil

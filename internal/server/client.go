@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -29,6 +30,8 @@ type clientSnapshot struct {
 	// shapes: with segment references and with segments inlined.
 	byEnv    map[string][]clientFlag
 	segments map[int]engine.Segment
+	// envs holds the environments that exist (streams of a deleted one end).
+	envs map[string]bool
 }
 
 // clientFlag is one flag in one environment.
@@ -62,12 +65,17 @@ func newClientCache(s *Server) *clientCache {
 // snapshot returns the current snapshot, rebuilding it when the store's
 // revision moved past it. Concurrent callers wait for one rebuild.
 func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
+	return c.snapshotCtx(r.Context())
+}
+
+// snapshotCtx is snapshot outside a request.
+func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap != nil && c.snap.generation == c.s.store.Generation() {
 		return c.snap, nil
 	}
-	data, err := c.s.store.ClientData(c.s.store.Q(r.Context()))
+	data, err := c.s.store.ClientData(c.s.store.Q(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +85,11 @@ func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
 }
 
 func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
-	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{}}
+	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{},
+		envs: map[string]bool{}}
+	for _, e := range d.EnvironmentNames {
+		snap.envs[e] = true
+	}
 	for _, sg := range d.Segments {
 		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)}
 	}

@@ -51,6 +51,8 @@ type Config struct {
 	Signals signals.Config
 	// HTTP holds the connection timeouts and the header size limit.
 	HTTP httpserver.Limits
+	// Streaming holds the limits of GET /api/client/streaming.
+	Streaming StreamingConfig
 }
 
 // DefaultConfig returns the defaults, those of Options.
@@ -62,7 +64,8 @@ func DefaultConfig() Config {
 }
 
 // Options are the server's options, bound to c, in the order the README
-// shows them: its own, the connection limits, then the signal limits.
+// shows them: its own, the connection limits, the streaming limits, then
+// the signal limits.
 func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
@@ -75,13 +78,14 @@ func (c *Config) Options() []config.Option {
 		{Name: "log-level", Env: []string{"LOG_LEVEL"}, Flag: "log-level", Default: "info", Usage: "debug, info, warn or error", Value: config.OneOf(&c.LogLevel, "debug", "info", "warn", "error")},
 		{Name: "json-logger", Env: []string{"JSON_LOGGER"}, Flag: "json-logger", Default: "false", Usage: "one JSON object per log line", Value: config.Bool(&c.JSONLogger)},
 		{Name: "body-limit", Env: []string{"BODY_LIMIT"}, Flag: "body-limit", Default: "102400", Usage: "largest request body in bytes (larger: 413)", Value: config.Int64(&c.BodyLimit, 1)},
-		{Name: "revision-poll", Env: []string{"REVISION_POLL_INTERVAL"}, Flag: "revision-poll", Default: "1s", Usage: "how often an instance looks for changes made by others", Value: config.Duration(&c.RevisionPollInterval)},
+		{Name: "revision-poll", Env: []string{"REVISION_POLL_INTERVAL"}, Flag: "revision-poll", Default: "1s", Usage: "how often an instance looks for changes made by others (a safety net: on PostgreSQL they arrive at once by LISTEN/NOTIFY)", Value: config.Duration(&c.RevisionPollInterval)},
 		{Name: "base-url", Env: []string{"BUNTING_URL"}, Flag: "base-url", Usage: "externally visible address", Value: config.String(&c.BaseURL)},
 		{Name: "base-path", Env: []string{"BASE_PATH"}, Flag: "base-path", Usage: "serve the web UI and the APIs under this path prefix (for example /bunting)", Value: config.String(&c.BasePath)},
 		{Name: "INIT_ADMIN_USER", Env: []string{"INIT_ADMIN_USER"}, Shown: "admin", Usage: "the first person with the Admin role, created when the database has no person", Value: config.String(&c.InitAdminUser)},
 		{Name: "INIT_ADMIN_PASSWORD", Env: []string{"INIT_ADMIN_PASSWORD"}, Shown: "generated, printed once", Usage: "that person's password (at least 8 characters)", Value: config.String(&c.InitAdminPassword)},
 	}
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
+	opts = append(opts, c.Streaming.Options()...)
 	return append(opts, c.Signals.Options()...)
 }
 
@@ -121,6 +125,9 @@ func (c Config) Validate() error {
 	}
 	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < minPasswordLength {
 		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", minPasswordLength))
+	}
+	if err := c.Streaming.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, t := range c.InitAdminTokens {
 		if p, e := tokenScope(t); p != "*" || e != "*" {

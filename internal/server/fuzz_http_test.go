@@ -810,7 +810,11 @@ func (f *httpFuzzer) send(rt server.Route, q fuzzRequest) {
 	res, err := f.client.Do(req)
 	var resBody []byte
 	if err == nil {
-		resBody, err = io.ReadAll(res.Body)
+		if res.StatusCode == 200 && res.Header.Get("Content-Type") == "text/event-stream" {
+			resBody, err = readFirstEvent(res.Body) // a stream stays open: its first event is the answer
+		} else {
+			resBody, err = io.ReadAll(res.Body)
+		}
 		res.Body.Close()
 	}
 	took := time.Since(start)
@@ -1248,3 +1252,18 @@ func writeFuzzJSON(b *bytes.Buffer, v any) {
 }
 
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+// readFirstEvent reads a server-sent event stream up to the end of its
+// first event.
+func readFirstEvent(r io.Reader) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(out, []byte("\n\n")) {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}

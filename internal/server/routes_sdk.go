@@ -8,6 +8,8 @@ func (s *Server) sdkRoutes(r *router) {
 	r.client("GET /api/client/features/{featureName}", s.clientFeature)
 	r.client("POST /api/client/register", s.clientRegister, withJSON)
 	r.client("POST /api/client/metrics", s.clientMetrics, withJSON)
+	r.client("GET /api/client/streaming", s.clientStreaming)
+	r.client("GET /api/client/delta", s.clientDelta)
 
 	front := s.front
 	// Frontend API (frontend tokens): the proxy package's handler.

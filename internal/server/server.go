@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/stream"
 )
 
 // Server is the flag server's HTTP handler.
@@ -25,6 +26,7 @@ type Server struct {
 	handler http.Handler
 	client  *clientCache
 	signals *signals.Service
+	hub     *stream.Hub // streaming and delta (streaming.go)
 	// front serves the frontend API; metrics, openAPI and docs the
 	// operations surface.
 	front   *frontendAPI
@@ -54,6 +56,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: newLoginLimiter()}
 	s.client = newClientCache(s)
+	s.hub = s.newHub()
 	s.front = newFrontendAPI(s)
 	s.metrics = newServerMetrics(s)
 	s.openAPI = OpenAPIDocument()
@@ -80,6 +83,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
+	go s.runStreaming(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
@@ -108,6 +112,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
 	hs := s.cfg.HTTP.Server(s, s.log)
+	hs.RegisterOnShutdown(s.hub.CloseAll) // open streams end, so that shutdown does not wait for them
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan struct{})

@@ -1,5 +1,7 @@
 package store
 
+import "database/sql"
+
 // ClientData is everything the client API serves, loaded at once so that
 // the server can answer SDKs from memory.
 type ClientData struct {
@@ -14,17 +16,41 @@ type ClientData struct {
 	Dependencies []Dependency
 	// Tags maps a flag name to its tags as [type, value] pairs.
 	Tags map[string][][2]string
+	// EnvironmentNames lists the environments that exist.
+	EnvironmentNames []string
 }
 
-// ClientData loads the client API's data in one read transaction. Revision
-// is read first, so a change committed during the load makes the data
-// look older than it is (and be rebuilt), never newer.
+// ClientData loads the client API's data. On PostgreSQL it reads in one
+// read-only repeatable-read transaction, so Revision is exactly the data's
+// (event ids follow commit order, lockEvents); on SQLite Revision is read
+// first, so a change committed during the load makes the data look older
+// than it is (and be rebuilt), never newer.
 func (s *Store) ClientData(q Q) (*ClientData, error) {
+	gen := s.Generation()
+	if s.dialect.Name == "postgres" && q.tx == nil {
+		sqlTx, err := s.db.BeginTx(q.ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		if err != nil {
+			return nil, s.translate(err)
+		}
+		defer sqlTx.Rollback() //nolint:errcheck // read-only
+		q = Q{ctx: q.ctx, q: sqlTx, s: s}
+		var rev sql.NullInt64
+		if err := q.row([]any{&rev}, `SELECT MAX(id) FROM events`); err != nil {
+			return nil, err
+		}
+		s.observeRevision(rev.Int64)
+		return q.clientData(rev.Int64, gen)
+	}
 	rev, err := s.LatestEventID(q.ctx)
 	if err != nil {
 		return nil, err
 	}
-	d := &ClientData{Revision: rev, Generation: s.Generation()}
+	return q.clientData(rev, gen)
+}
+
+func (q Q) clientData(rev, gen int64) (*ClientData, error) {
+	d := &ClientData{Revision: rev, Generation: gen}
+	var err error
 	if d.Features, err = q.Features("", false); err != nil {
 		return nil, err
 	}
@@ -39,6 +65,13 @@ func (s *Store) ClientData(q Q) (*ClientData, error) {
 	}
 	if d.Dependencies, err = q.Dependencies(""); err != nil {
 		return nil, err
+	}
+	envs, err := q.Environments()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range envs {
+		d.EnvironmentNames = append(d.EnvironmentNames, e.Name)
 	}
 	if d.Tags, err = featureTagPairs(q); err != nil {
 		return nil, err

@@ -118,6 +118,12 @@ type Store struct {
 	// free-text search asks the index for rare ones (events_grams.go).
 	grams   atomic.Pointer[gramSample]
 	gramsMu sync.Mutex
+	// changes is closed and replaced whenever Generation moves
+	// (notify.go), so that followers wake up without polling.
+	changesMu sync.Mutex
+	changes   chan struct{}
+	// url is the PostgreSQL URL, for the LISTEN connection (notify.go).
+	url string
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -157,7 +163,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, dialect: dialect, log: log, now: time.Now}
+	s := &Store{db: db, dialect: dialect, log: log, now: time.Now, changes: make(chan struct{}), url: cfg.URL}
 	if dialect.Name == "sqlite" {
 		s.commits = &groupCommit{s: s, slot: make(chan struct{}, 1)}
 	}
@@ -323,7 +329,7 @@ func (s *Store) LatestEventID(ctx context.Context) (int64, error) {
 	s.fingerprintMu.Lock()
 	if fp := [2]int64{id.Int64, recent}; fp != s.fingerprint {
 		s.fingerprint = fp
-		s.generation.Add(1)
+		s.bumpGeneration()
 	}
 	s.fingerprintMu.Unlock()
 	return id.Int64, nil

@@ -75,6 +75,9 @@ type Tx struct {
 	at      int64
 	// credentialsChanged is set by events about tokens and users.
 	credentialsChanged bool
+	// eventsLocked is set once this PostgreSQL transaction holds the
+	// event lock (lockEvents).
+	eventsLocked bool
 }
 
 // ErrChangeWithoutEvent is returned (and the transaction rolled back) when a
@@ -136,7 +139,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 func (s *Store) committed(tx *Tx) {
 	s.observeRevision(tx.maxID)
 	if tx.events > 0 || tx.changed {
-		s.generation.Add(1)
+		s.bumpGeneration()
 	}
 	if tx.credentialsChanged {
 		s.credentialRevision.Add(1)
@@ -158,7 +161,7 @@ func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	if tx.changed && tx.events == 0 {
 		return ErrChangeWithoutEvent
 	}
-	return nil
+	return tx.notifyChange()
 }
 
 // Event is one entry of the event log.
@@ -216,6 +219,9 @@ func (tx *Tx) Event(ev NewEvent) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := tx.lockEvents(); err != nil {
+		return err
 	}
 	id, err := tx.insertEvent(ev, data, pre, tags)
 	if err != nil {

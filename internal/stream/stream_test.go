@@ -1,0 +1,96 @@
+package stream_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/bunting-flags/bunting/internal/stream"
+)
+
+type scope string
+
+func (s scope) Key() string { return string(s) }
+
+// snap is a test snapshot: flag name → enabled.
+type snap map[string]bool
+
+func state(s any, _ stream.Scope) *stream.State {
+	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
+	for name, on := range *s.(*snap) {
+		b, _ := json.Marshal(map[string]any{"name": name, "enabled": on})
+		st.Flags[name] = stream.Flag{Project: "default", JSON: b}
+	}
+	return st
+}
+
+// A subscriber that never reads is closed once its queue is full, and its
+// place is freed: the hub holds at most Queue messages for it.
+func TestSlowSubscriberIsClosed(t *testing.T) {
+	h := stream.New(stream.Config{MaxConnections: 10, Queue: 4}, state)
+	h.Publish(1, &snap{"a": false})
+	slow, err := h.Subscribe(scope("s"), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, _ := h.Subscribe(scope("s"), 0, false)
+	<-fast.C // the hydration
+	for i := 2; i < 20; i++ {
+		h.Publish(int64(i), &snap{"a": i%2 == 0})
+		select {
+		case <-fast.C:
+		case <-fast.Done:
+			t.Fatal("a reading subscriber was closed")
+		}
+	}
+	select {
+	case <-slow.Done:
+	default:
+		t.Fatal("a subscriber that never reads was kept")
+	}
+	if len(slow.C) > 4 {
+		t.Fatalf("%d messages queued", len(slow.C))
+	}
+	if n := h.Connections(); n != 1 {
+		t.Fatalf("%d connections after the slow one was closed", n)
+	}
+}
+
+// Resuming from any revision in the history gives exactly the difference;
+// from one that fell out of it, a hydration.
+func TestResumeAndHistory(t *testing.T) {
+	h := stream.New(stream.Config{MaxConnections: 10, History: 3}, state)
+	for i := 1; i <= 5; i++ {
+		s := snap{}
+		for j := 1; j <= i; j++ {
+			s["f"+strconv.Itoa(j)] = true
+		}
+		h.Publish(int64(i), &s)
+	}
+	_, body, nm, _ := h.Delta(scope("s"), 4, true)
+	if nm || string(body) != `{"events":[{"type":"feature-updated","eventId":5,"feature":{"enabled":true,"name":"f5"}}]}` {
+		t.Fatalf("delta from 4: %s", body)
+	}
+	if _, _, nm, _ := h.Delta(scope("s"), 5, true); !nm {
+		t.Fatal("delta from the latest revision is not 304")
+	}
+	_, body, _, _ = h.Delta(scope("s"), 2, true) // fell out of a 3-snapshot history
+	var got struct{ Events []map[string]any }
+	_ = json.Unmarshal(body, &got)
+	if len(got.Events) != 1 || got.Events[0]["type"] != "hydration" || len(got.Events[0]["features"].([]any)) != 5 {
+		t.Fatalf("delta from a forgotten revision: %s", body)
+	}
+	// An older snapshot published late is ignored.
+	h.Publish(3, &snap{})
+	if rev, _ := h.Latest(); rev != 5 {
+		t.Fatalf("latest %d", rev)
+	}
+	if _, err := h.Subscribe(scope("x"), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	lim := stream.New(stream.Config{MaxConnections: 0}, state)
+	lim.Publish(1, &snap{})
+	if _, err := lim.Subscribe(scope("x"), 0, false); err != stream.ErrTooManyConnections {
+		t.Fatalf("MaxConnections 0: %v", err)
+	}
+}
