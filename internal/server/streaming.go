@@ -103,6 +103,17 @@ func (s *Server) runStreaming(ctx context.Context) {
 	defer s.hub.CloseAll()
 	for {
 		changed := s.store.Changes()
+		// Without open streams nothing is loaded: a change costs a writer
+		// no snapshot, and the stream and delta handlers publish the
+		// current one themselves before they answer.
+		if s.hub.Connections() == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+			}
+			continue
+		}
 		if _, err := s.publishSnapshot(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("streaming: loading the client data failed", "err", err)
 			select { // the next change or poll retries
@@ -166,6 +177,12 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Internal(err)
 	}
 	defer sub.Close()
+	// A change committed between the publish above and Subscribe found no
+	// stream open and was not published: publish again (a no-op when
+	// nothing changed), so this stream gets it as an update.
+	if _, err := s.publishSnapshot(r.Context()); err != nil {
+		return err
+	}
 	secret := bearer(r.Header.Get("Authorization"))
 	stream.Serve(w, r, sub, func() bool {
 		if p, err := s.tokens.resolve(r.Context(), secret); err == nil && p == nil {

@@ -15,11 +15,12 @@ import (
 const NotifyChannel = "bunting_changes"
 
 // eventLockKey is the transaction-level advisory lock that PostgreSQL
-// transactions take before writing their first event (lockEvents).
+// transactions take before writing their events (lockEvents).
 const eventLockKey = 0x62756e74 // "bunt"
 
 // lockEvents makes event ids follow commit order on PostgreSQL: a
-// transaction takes the event lock before its first event and keeps it
+// transaction takes the event lock before it writes its events (at the
+// end of its function, writePending) and keeps it
 // until it commits or rolls back, so no other transaction takes an event id
 // in between. A reader that sees revision R therefore sees every change
 // with an id up to R, which is what lets streams resume from an event id

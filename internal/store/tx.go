@@ -78,6 +78,17 @@ type Tx struct {
 	// eventsLocked is set once this PostgreSQL transaction holds the
 	// event lock (lockEvents).
 	eventsLocked bool
+	// pending are a PostgreSQL transaction's events, written when its
+	// function has returned (writePending), so that the event lock is held
+	// only for those inserts and the commit.
+	pending []pendingEvent
+}
+
+// pendingEvent is an event waiting for writePending.
+type pendingEvent struct {
+	ev        NewEvent
+	data, pre *string
+	tags      string
 }
 
 // ErrChangeWithoutEvent is returned (and the transaction rolled back) when a
@@ -161,7 +172,31 @@ func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	if tx.changed && tx.events == 0 {
 		return ErrChangeWithoutEvent
 	}
+	if err := tx.writePending(); err != nil {
+		return err
+	}
 	return tx.notifyChange()
+}
+
+// writePending writes a PostgreSQL transaction's events under the event
+// lock, which it then holds until the commit: event ids follow commit
+// order, and the lock is held for these inserts and the commit only.
+func (tx *Tx) writePending() error {
+	if len(tx.pending) == 0 {
+		return nil
+	}
+	if err := tx.lockEvents(); err != nil {
+		return err
+	}
+	for _, p := range tx.pending {
+		id, err := tx.insertEvent(p.ev, p.data, p.pre, p.tags)
+		if err != nil {
+			return err
+		}
+		tx.maxID = max(tx.maxID, id)
+	}
+	tx.pending = nil
+	return nil
 }
 
 // Event is one entry of the event log.
@@ -220,21 +255,21 @@ func (tx *Tx) Event(ev NewEvent) error {
 			return err
 		}
 	}
-	if err := tx.lockEvents(); err != nil {
-		return err
-	}
-	id, err := tx.insertEvent(ev, data, pre, tags)
-	if err != nil {
-		return err
-	}
-	if tx.s.dialect.Name == "sqlite" {
+	if tx.s.dialect.Name == "postgres" {
+		// Written at the end, under the event lock (writePending).
+		tx.pending = append(tx.pending, pendingEvent{ev: ev, data: data, pre: pre, tags: tags})
+	} else {
+		id, err := tx.insertEvent(ev, data, pre, tags)
+		if err != nil {
+			return err
+		}
 		body := ev.Type + " " + actorName(ev.Actor) + " " + deref(data) + " " + deref(pre) + " " + tags
 		if _, err := tx.exec(`INSERT INTO events_fts (rowid, body) VALUES ($1, $2)`, id, body); err != nil {
 			return err
 		}
+		tx.maxID = max(tx.maxID, id)
 	}
 	tx.events++
-	tx.maxID = max(tx.maxID, id)
 	for _, p := range credentialEventPrefixes {
 		if strings.HasPrefix(ev.Type, p) {
 			tx.credentialsChanged = true
