@@ -22,7 +22,7 @@ type ClientData struct {
 
 // ClientData loads the client API's data. On PostgreSQL it reads in one
 // read-only repeatable-read transaction, so Revision is exactly the data's
-// (event ids follow commit order, lockEvents); on SQLite Revision is read
+// (event ids follow commit order, pgWriteEventSQL); on SQLite Revision is read
 // first, so a change committed during the load makes the data look older
 // than it is (and be rebuilt), never newer.
 func (s *Store) ClientData(q Q) (*ClientData, error) {

@@ -15,38 +15,29 @@ import (
 const NotifyChannel = "bunting_changes"
 
 // eventLockKey is the transaction-level advisory lock that PostgreSQL
-// transactions take before writing their events (lockEvents).
+// transactions take as they write their events (pgWriteEventSQL).
 const eventLockKey = 0x62756e74 // "bunt"
 
-// lockEvents makes event ids follow commit order on PostgreSQL: a
-// transaction takes the event lock before it writes its events (at the
-// end of its function, writePending) and keeps it
+// pgWriteEventSQL writes one event on PostgreSQL in one round trip: it
+// takes the event lock, inserts the event, counts it (as
+// SQLite does in two statements) and queues the NOTIFY of its id.
+//
+// The lock makes event ids follow commit order: a transaction writes its
+// events when its function has returned (writePending) and keeps the lock
 // until it commits or rolls back, so no other transaction takes an event id
 // in between. A reader that sees revision R therefore sees every change
 // with an id up to R, which is what lets streams resume from an event id
-// without losing a change. (SQLite has one writer at a time already.) The
-// lock belongs to this attempt's transaction: a retried transaction takes
-// it again.
-func (tx *Tx) lockEvents() error {
-	if tx.eventsLocked || tx.s.dialect.Name != "postgres" {
-		return nil
-	}
-	if _, err := tx.q.ExecContext(tx.ctx, `SELECT pg_advisory_xact_lock($1)`, int64(eventLockKey)); err != nil {
-		return tx.s.translate(err)
-	}
-	tx.eventsLocked = true
-	return nil
-}
-
-// notifyChange queues the NOTIFY of a PostgreSQL transaction that wrote
-// events; PostgreSQL delivers it when (and only if) the transaction commits.
-func (tx *Tx) notifyChange() error {
-	if tx.maxID == 0 || tx.s.dialect.Name != "postgres" {
-		return nil
-	}
-	_, err := tx.q.ExecContext(tx.ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, strconv.FormatInt(tx.maxID, 10))
-	return tx.s.translate(err)
-}
+// without losing a change (SQLite has one writer at a time already). The
+// insert reads its row from the locking subquery, so its id is drawn after
+// the lock is held; the lock is re-entrant within the transaction, and a
+// retried transaction takes it again. PostgreSQL delivers the NOTIFY when,
+// and only if, the transaction commits; listeners keep the highest id.
+var pgWriteEventSQL = `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(` + strconv.Itoa(eventLockKey) + `)),
+	inserted AS (INSERT INTO events (type, created_by, created_by_user_id, created_at, data, pre_data, tags, feature_name, project, environment)
+		SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text FROM locked RETURNING id),
+	counted AS (INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $11, $12, 1)
+		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1)
+	SELECT i.id FROM inserted i CROSS JOIN LATERAL (SELECT pg_notify('` + NotifyChannel + `', i.id::text)) n`
 
 // bumpGeneration moves Generation and wakes whoever waits on Changes.
 func (s *Store) bumpGeneration() {

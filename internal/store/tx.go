@@ -75,9 +75,6 @@ type Tx struct {
 	at      int64
 	// credentialsChanged is set by events about tokens and users.
 	credentialsChanged bool
-	// eventsLocked is set once this PostgreSQL transaction holds the
-	// event lock (lockEvents).
-	eventsLocked bool
 	// pending are a PostgreSQL transaction's events, written when its
 	// function has returned (writePending), so that the event lock is held
 	// only for those inserts and the commit.
@@ -172,22 +169,14 @@ func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	if tx.changed && tx.events == 0 {
 		return ErrChangeWithoutEvent
 	}
-	if err := tx.writePending(); err != nil {
-		return err
-	}
-	return tx.notifyChange()
+	return tx.writePending()
 }
 
-// writePending writes a PostgreSQL transaction's events under the event
-// lock, which it then holds until the commit: event ids follow commit
-// order, and the lock is held for these inserts and the commit only.
+// writePending writes a PostgreSQL transaction's events, taking the event
+// lock (pgWriteEventSQL), which it then holds until the commit: event ids
+// follow commit order, and the lock is held for these inserts and the
+// commit only.
 func (tx *Tx) writePending() error {
-	if len(tx.pending) == 0 {
-		return nil
-	}
-	if err := tx.lockEvents(); err != nil {
-		return err
-	}
 	for _, p := range tx.pending {
 		id, err := tx.insertEvent(p.ev, p.data, p.pre, p.tags)
 		if err != nil {
@@ -283,21 +272,18 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
 	countEventSQL = `INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $2, $3, 1)
 		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1`
-	// insertAndCountEventSQL is both in one PostgreSQL statement; $11 and
-	// $12 are the counter's (non-null) project and flag.
-	insertAndCountEventSQL = `WITH inserted AS (` + insertEventSQL + `), counted AS (
-		INSERT INTO event_counts (type, project, feature_name, n) VALUES ($1, $11, $12, 1)
-		ON CONFLICT (type, project, feature_name) DO UPDATE SET n = event_counts.n + 1) SELECT id FROM inserted`
 )
 
-// insertEvent writes the event row and counts it. PostgreSQL does both in
-// one statement (one round trip); SQLite, in process, runs them in turn.
+// insertEvent writes the event row and counts it. PostgreSQL does both, with
+// the event lock and the NOTIFY, in one statement (pgWriteEventSQL; $11 and
+// $12 are the counter's non-null project and flag); SQLite, in process,
+// runs them in turn.
 func (tx *Tx) insertEvent(ev NewEvent, data, pre *string, tags string) (int64, error) {
 	args := []any{ev.Type, actorName(ev.Actor), ev.Actor.UserID, tx.at, data, pre, tags,
 		nullString(ev.FeatureName), nullString(ev.Project), nullString(ev.Environment)}
 	var id int64
 	if tx.s.dialect.Name == "postgres" {
-		err := tx.row([]any{&id}, insertAndCountEventSQL, append(args, ev.Project, ev.FeatureName)...)
+		err := tx.row([]any{&id}, pgWriteEventSQL, append(args, ev.Project, ev.FeatureName)...)
 		return id, err
 	}
 	if err := tx.row([]any{&id}, insertEventSQL, args...); err != nil {
