@@ -38,8 +38,8 @@ func (l *goStreamListener) OnRegistered(unleash5.ClientData) {}
 // (github.com/Unleash/unleash-go-sdk/v5 v5.1.0) in its streaming mode
 // against Bunting's server on both databases, with its polling interval set
 // to an hour so that only the stream can bring changes: it sees a scripted
-// sequence of changes (create, on/off, strategy edit, segment edit,
-// archive).
+// sequence of changes (create, on/off, strategy edit, a server restart,
+// segment edit, archive).
 func TestGoSDKStreamingWithBuntingServer(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -105,6 +105,19 @@ func TestGoSDKStreamingWithBuntingServer(t *testing.T) {
 			wait("the strategy edit", func() bool { return client.IsEnabled(flag, u1) })
 			admin.SetEnabled(t, harness.Project, flag, harness.Environment, false)
 			wait("off", func() bool { return !client.IsEnabled(flag, u1) })
+
+			// A server restart: the SDK reconnects and a change made right
+			// after it (while the SDK may still be reconnecting) arrives.
+			up.Restart(t)
+			admin.SetEnabled(t, harness.Project, flag, harness.Environment, true)
+			harness.Eventually(t, 30*time.Second, 10*time.Millisecond, "the change after the restart", func() error {
+				if client.IsEnabled(flag, u1) {
+					return nil
+				}
+				return fmt.Errorf("not yet")
+			})
+			admin.SetEnabled(t, harness.Project, flag, harness.Environment, false)
+			wait("off after the restart", func() bool { return !client.IsEnabled(flag, u1) })
 
 			seg := admin.CreateSegment(t, "go-stream-seg", []harness.Constraint{{ContextName: "userId", Operator: "IN", Values: []string{"u2"}}})
 			admin.CreateFeature(t, harness.Project, segFlag)

@@ -178,5 +178,13 @@ func StartBuntingServer(t testing.TB, database string) *Upstream {
 	p := StartProcess(t, "bunting-server", dir, env, bin, "server")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	WaitHTTP(t, p, base+"/health", nil, 200, serverStartTimeout)
-	return &Upstream{Kind: "bunting", BaseURL: base, AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken, Process: p}
+	u := &Upstream{Kind: "bunting", BaseURL: base, AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken, Process: p}
+	starts := 1
+	u.restart = func(t testing.TB) {
+		u.Process.Stop()
+		starts++
+		u.Process = StartProcess(t, fmt.Sprintf("bunting-server-%d", starts), dir, env, bin, "server")
+		WaitHTTP(t, u.Process, base+"/health", nil, 200, serverStartTimeout)
+	}
+	return u
 }

@@ -20,6 +20,19 @@ type Upstream struct {
 	AdminToken, ClientToken, FrontendToken string
 	// Process is the server process.
 	Process *Process
+	// restart stops the process and starts it again on the same address
+	// and database (Bunting's servers only).
+	restart func(t testing.TB)
+}
+
+// Restart stops the server and starts it again on the same address and
+// database, waiting until it answers.
+func (u *Upstream) Restart(t testing.TB) {
+	t.Helper()
+	if u.restart == nil {
+		t.Fatalf("%s cannot be restarted", u.Kind)
+	}
+	u.restart(t)
 }
 
 // APIURL is what SDKs and proxies take as their upstream URL (with /api).
