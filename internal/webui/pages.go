@@ -3,6 +3,7 @@ package webui
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"net/http"
 	"net/url"
 	"sort"
@@ -30,6 +31,11 @@ func (h *Handler) routes() {
 		h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s})
 	}))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+			// Not a browser: the API's JSON 404, as for every other path.
+			apierr.Write(w, r, h.log, apierr.NotFound("The path you were looking for (%s) is not available.", r.URL.Path))
+			return
+		}
 		w.WriteHeader(http.StatusNotFound)
 		h.render(w, r, "error", page{Title: "Not found", Data: map[string]any{"Status": 404, "Message": "There is no page at " + r.URL.Path + "."}})
 	})
