@@ -5,16 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/stream"
 	"github.com/bunting-flags/bunting/internal/upstream"
 )
@@ -170,7 +166,7 @@ func (p *Proxy) serveStreaming(w http.ResponseWriter, r *http.Request) error {
 	if p.relay == nil {
 		return p.unauthorized()
 	}
-	since, hasSince := parseEventID(r.Header.Get("Last-Event-ID"))
+	since, hasSince := stream.ParseEventID(r.Header.Get("Last-Event-ID"))
 	sub, err := p.relay.hub.Subscribe(relayScope{}, since, hasSince)
 	if errors.Is(err, stream.ErrTooManyConnections) {
 		return apierr.RateLimited(5, "This proxy already relays the most streams it may. Poll /api/client/features or /api/client/delta instead.")
@@ -188,43 +184,11 @@ func (p *Proxy) serveDelta(w http.ResponseWriter, r *http.Request) error {
 	if p.relay == nil {
 		return p.unauthorized()
 	}
-	since, hasSince := parseEventID(r.Header.Get("If-None-Match"))
+	since, hasSince := stream.ParseEventID(r.Header.Get("If-None-Match"))
 	rev, body, notModified, err := p.relay.hub.Delta(relayScope{}, since, hasSince)
 	if err != nil {
 		return errNotReady
 	}
-	h := w.Header()
-	httpgzip.AddVary(h)
-	h.Set("ETag", fmt.Sprintf(`"%d"`, rev))
-	if notModified {
-		w.WriteHeader(http.StatusNotModified)
-		return nil
-	}
-	if httpgzip.Wants(r, len(body)) {
-		body = httpgzip.NewCached(body).Gzipped()
-		h["Content-Encoding"] = httpgzip.HeaderGzip
-	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
+	stream.WriteDelta(w, r, rev, body, notModified)
 	return nil
-}
-
-// parseEventID reads a Last-Event-ID or an If-None-Match "<eventId>".
-func parseEventID(v string) (int64, bool) {
-	id, err := strconv.ParseInt(trimETag(strings.TrimSpace(v)), 10, 64)
-	return id, err == nil && id >= 0
-}
-
-func trimETag(v string) string {
-	if len(v) >= 2 && v[:2] == "W/" {
-		v = v[2:]
-	}
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		v = v[1 : len(v)-1]
-	}
-	return v
 }

@@ -8,15 +8,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/bunting-flags/bunting/internal/config"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/stream"
 )
 
@@ -140,15 +136,6 @@ func (s *Server) publishSnapshot(ctx context.Context) (*clientSnapshot, error) {
 	return snap, nil
 }
 
-// parseEventID reads a Last-Event-ID header or an If-None-Match ETag
-// ("<eventId>", W/ allowed); anything else is no id.
-func parseEventID(v string) (int64, bool) {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
-	v = strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)
-	id, err := strconv.ParseInt(v, 10, 64)
-	return id, err == nil && id >= 0
-}
-
 func (s *Server) streamQuery(r *http.Request) (clientQuery, error) {
 	q, err := parseClientQuery(r)
 	q.inline = false
@@ -168,7 +155,7 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.publishSnapshot(r.Context()); err != nil {
 		return err
 	}
-	since, hasSince := parseEventID(r.Header.Get("Last-Event-ID"))
+	since, hasSince := stream.ParseEventID(r.Header.Get("Last-Event-ID"))
 	sub, err := s.hub.Subscribe(streamScope{q}, since, hasSince)
 	if errors.Is(err, stream.ErrTooManyConnections) {
 		return apierr.RateLimited(5, "This instance already serves the most streams it may (STREAMING_MAX_CONNECTIONS). Poll /api/client/features or /api/client/delta instead.")
@@ -206,26 +193,12 @@ func (s *Server) clientDelta(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.publishSnapshot(r.Context()); err != nil {
 		return err
 	}
-	since, hasSince := parseEventID(r.Header.Get("If-None-Match"))
+	since, hasSince := stream.ParseEventID(r.Header.Get("If-None-Match"))
 	rev, body, notModified, err := s.hub.Delta(streamScope{q}, since, hasSince)
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	h := w.Header()
-	httpgzip.AddVary(h)
-	h.Set("ETag", fmt.Sprintf(`"%d"`, rev))
-	if notModified {
-		w.WriteHeader(http.StatusNotModified)
-		return nil
-	}
-	if httpgzip.Wants(r, len(body)) {
-		body = httpgzip.NewCached(body).Gzipped()
-		h["Content-Encoding"] = httpgzip.HeaderGzip
-	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	stream.WriteDelta(w, r, rev, body, notModified)
 	return nil
 }
 
