@@ -1,7 +1,7 @@
 package engine
 
 // Explaining one flag in full, for an admin playground: every strategy in
-// payload order (disabled ones too), each constraint's and segment's
+// payload order (disabled ones too, as if enabled), each constraint's and segment's
 // result, the dependencies, and the variant. Compile drops the strategies
 // that can never match and shares identical constraints between flags, so
 // the snapshot alone cannot say which of the payload's constraints failed;
@@ -31,7 +31,7 @@ type FlagExplanation struct {
 	// strategy is evaluated, also those after the one that decided.
 	Strategies []StrategyExplanation
 	// Winner is the index in Strategies of the first strategy that is
-	// enabled (the one that turns the flag on when it is on in its
+	// enabled and not disabled (the one that turns the flag on when it is on in its
 	// environment and its dependencies hold), or -1.
 	Winner int
 }
@@ -62,11 +62,12 @@ type StrategyExplanation struct {
 	// built-in or a custom strategy of Options); an unknown strategy is
 	// never enabled.
 	Known bool
-	// Evaluated reports whether the strategy's algorithm ran: it is not
-	// disabled, is known, and its constraints hold.
+	// Evaluated reports whether the strategy's algorithm ran: it is known
+	// and its constraints hold.
 	Evaluated bool
-	// Enabled reports whether the strategy says yes for the context (false
-	// for a disabled strategy).
+	// Enabled reports whether the strategy says yes for the context. A
+	// disabled strategy is evaluated as if it were enabled (what it would
+	// say) but never turns the flag on.
 	Enabled bool
 	// Variant is the variant of the strategy's own variants the context
 	// gets, when the strategy is enabled and has variants.
@@ -143,7 +144,7 @@ func (s *Snapshot) Explain(i int, ctx *Context) FlagExplanation {
 			se.ConstraintsHold = se.ConstraintsHold && sg.Holds
 			se.Segments = append(se.Segments, sg)
 		}
-		if !ps.Disabled && se.Known && se.ConstraintsHold {
+		if se.Known && se.ConstraintsHold {
 			se.Evaluated = true
 			se.Enabled = cs.decide(&st)
 		}
@@ -151,7 +152,7 @@ func (s *Snapshot) Explain(i int, ctx *Context) FlagExplanation {
 			v := explainedVariant(cfg.variants[cs.variants.choose(&st)], true)
 			se.Variant = &v
 		}
-		if se.Enabled && ex.Winner < 0 {
+		if se.Enabled && !ps.Disabled && ex.Winner < 0 {
 			ex.Winner, winner = len(ex.Strategies), cs
 		}
 		ex.Strategies = append(ex.Strategies, se)

@@ -66,7 +66,7 @@ func TestExplainMatchesEvaluate(t *testing.T) {
 				}
 			}
 			for k, se := range got.Strategies {
-				if se.Enabled && (!se.ConstraintsHold || se.Strategy.Disabled) || k < got.Winner && se.Enabled {
+				if se.Enabled && !se.ConstraintsHold || k < got.Winner && se.Enabled && !se.Strategy.Disabled || k == got.Winner && se.Strategy.Disabled {
 					t.Fatalf("flag %s strategy %d: %+v", want.Name, k, se)
 				}
 			}
@@ -111,7 +111,7 @@ func TestExplainNamesFailingConstraint(t *testing.T) {
 		t.Fatalf("failing context: %+v", ex)
 	}
 	off, st, custom := ex.Strategies[0], ex.Strategies[1], ex.Strategies[2]
-	if off.Evaluated || off.Enabled || !off.Strategy.Disabled {
+	if !off.Evaluated || !off.Enabled || !off.Strategy.Disabled {
 		t.Errorf("disabled strategy: %+v", off)
 	}
 	if !st.Constraints[0].Holds || st.Constraints[1].Holds || st.Constraints[1].Value != "DK" || !st.Constraints[1].Present ||
