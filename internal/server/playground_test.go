@@ -31,11 +31,11 @@ type playgroundAnswer struct {
 		Strategies struct {
 			Result any
 			Data   []struct {
-				ID          string
-				Name        string
-				Disabled    bool
-				Parameters  map[string]string
-				Result      struct {
+				ID         string
+				Name       string
+				Disabled   bool
+				Parameters map[string]string
+				Result     struct {
 					Enabled          any
 					EvaluationStatus string
 					Variant          *struct{ Name string }
