@@ -45,6 +45,10 @@ func TestWebUIPlaygroundJourney(t *testing.T) {
 		return strings.Contains(h.Do(t, "GET", "/api/admin/projects/default/features/pg-rollout/environments/development", h.AdminToken, nil).String(), `"enabled":true`)
 	})
 
+	// A context field with legal values, offered by the playground.
+	h.Do(t, "POST", "/api/admin/context", h.AdminToken, map[string]any{"name": "plan",
+		"legalValues": []any{map[string]any{"value": "free"}, map[string]any{"value": "pro"}}}).Want(t, 201)
+
 	// The playground, reached from the navigation.
 	b.open(h.URL + "/flags")
 	b.do("open the playground", chromedp.Click(`nav a[href$="/playground"]`))
@@ -52,6 +56,12 @@ func TestWebUIPlaygroundJourney(t *testing.T) {
 	if env := eval[string](b, `document.querySelector("#pg-env").value`); env != "development" {
 		t.Errorf("the playground starts in %q, want development", env)
 	}
+
+	offered := eval[string](b, `(() => { const el = document.querySelector('#pg-form input[name="p.plan"]'); return el && el.labels[0].textContent + ":" + [...el.list.options].map(o => o.value).join(",") })()`)
+	if offered != "plan:free,pro" {
+		t.Errorf("the playground offers the plan context field as %q", offered)
+	}
+	b.set(`#pg-form input[name="p.plan"]`, "pro")
 
 	// bob is outside the constraint: the page names it, with his value.
 	b.set("#pg-userId", "bob")
@@ -65,7 +75,7 @@ func TestWebUIPlaygroundJourney(t *testing.T) {
 			t.Errorf("the playground for bob lacks %q:\n%s", want, text)
 		}
 	}
-	if !strings.Contains(eval[string](b, `location.search`), "userId=bob") {
+	if search := eval[string](b, `location.search`); !strings.Contains(search, "userId=bob") || !strings.Contains(search, "p.plan=pro") {
 		t.Errorf("the run has no shareable URL: %s", eval[string](b, `location.href`))
 	}
 	b.screenshot("09-playground-fails")
