@@ -76,6 +76,25 @@ func (cfg *compileConfig) newVariant(v Variant) *ResultVariant {
 	return rv
 }
 
+// newCompileConfig starts compiling for a machine called hostname with
+// the given custom strategies: no fields, constraints or strategies yet,
+// and the two shared disabled variants.
+func newCompileConfig(hostname string, custom map[string]CustomStrategy) *compileConfig {
+	fields := newFieldTable()
+	cfg := &compileConfig{
+		hostname:    hostname,
+		custom:      custom,
+		fields:      fields,
+		constraints: newConstraintTable(fields),
+	}
+	cfg.variants = []*ResultVariant{
+		disabledOffID: {ID: disabledOffID, Name: "disabled"},
+		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
+	}
+	cfg.variantFlags = []int32{disabledOffID: -1, disabledOnID: -1}
+	return cfg
+}
+
 // Compile turns a client features payload into a Snapshot. It never fails:
 // invalid constraint values compile to constraints that do not match (with
 // the inversion semantics of the reference), unknown strategies to false.
@@ -88,18 +107,7 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	if cf == nil {
 		cf = &ClientFeatures{}
 	}
-	fields := newFieldTable()
-	cfg := &compileConfig{
-		hostname:    resolveHostname(opts.Hostname),
-		custom:      opts.CustomStrategies,
-		fields:      fields,
-		constraints: newConstraintTable(fields),
-	}
-	cfg.variants = []*ResultVariant{
-		disabledOffID: {ID: disabledOffID, Name: "disabled"},
-		disabledOnID:  {ID: disabledOnID, Name: "disabled", FeatureEnabled: true},
-	}
-	cfg.variantFlags = []int32{disabledOffID: -1, disabledOnID: -1}
+	cfg := newCompileConfig(resolveHostname(opts.Hostname), opts.CustomStrategies)
 	segments := make(map[int][]int32, len(cf.Segments))
 	for _, seg := range cf.Segments {
 		cs := make([]int32, len(seg.Constraints))
@@ -114,6 +122,8 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		names:    make([]string, len(cf.Features)),
 		index:    make(map[string]int, len(cf.Features)),
 		now:      opts.Now,
+		hostname: cfg.hostname,
+		custom:   opts.CustomStrategies,
 	}
 	for i, f := range cf.Features {
 		s.index[f.Name] = i
@@ -176,10 +186,17 @@ func compileFlag(f Feature, segments map[int][]int32, cfg *compileConfig) flag {
 		}
 	}
 	cf.s1 = int32(len(cfg.strategies))
-	if len(f.Variants) > 0 {
-		cf.variants = compileVariants(f.Variants, f.Name, f.Variants[0].Stickiness, cfg)
-	}
+	cf.variants = compileFlagVariants(f, cfg)
 	return cf
+}
+
+// compileFlagVariants compiles the flag's own variants, hashed under its
+// name with the first variant's stickiness; nil when it has none.
+func compileFlagVariants(f Feature, cfg *compileConfig) *variantList {
+	if len(f.Variants) == 0 {
+		return nil
+	}
+	return compileVariants(f.Variants, f.Name, f.Variants[0].Stickiness, cfg)
 }
 
 func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Snapshot is a compiled, immutable set of flags. All methods are safe for
 // concurrent use.
@@ -36,6 +39,13 @@ type Snapshot struct {
 	// plan is how EvaluateAllIDs evaluates every flag; nil for snapshots
 	// it evaluates flag after flag (see allFlagsPlan).
 	plan *allFlagsPlan
+	// hostname and custom are the compile options, for Explain, which
+	// compiles a flag's strategies again; segmentsOnce builds segments,
+	// the payload's segments by id, the first time Explain needs them.
+	hostname     string
+	custom       map[string]CustomStrategy
+	segmentsOnce sync.Once
+	segments     map[int]*Segment
 }
 
 // flag is one compiled feature flag: what evaluating it reads, in 32

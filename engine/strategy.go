@@ -73,8 +73,9 @@ type strategyOperands struct {
 
 // compileStrategy compiles s of the flag named flagName and appends it to
 // cfg.strategies. segments maps segment ids to their compiled constraint
-// ids.
-func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg *compileConfig) {
+// ids. It reports whether the engine knows the strategy's name (a built-in
+// or one of Options.CustomStrategies).
+func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg *compileConfig) (known bool) {
 	cfg.strategies = append(cfg.strategies, strategy{})
 	cs := &cfg.strategies[len(cfg.strategies)-1]
 	c0 := int32(len(cfg.constraintIDs))
@@ -91,7 +92,7 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg 
 		cfg.constraintIDs = append(cfg.constraintIDs, seg...)
 	}
 	cfg.refRanges = append(cfg.refRanges, [2]int32{c0, int32(len(cfg.constraintIDs))})
-	cs.compileAlgorithm(flagName, s, cfg)
+	known = cs.compileAlgorithm(flagName, s, cfg)
 	if missingSegment {
 		cs.algo = algoNever
 	}
@@ -103,9 +104,13 @@ func compileStrategy(flagName string, s Strategy, segments map[int][]int32, cfg 
 		}
 		cs.variants = compileVariants(s.Variants, group, sticky, cfg)
 	}
+	return known
 }
 
-func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) {
+// compileAlgorithm sets the strategy's algorithm and operands from s and
+// reports whether the name is known (see compileStrategy).
+func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileConfig) (known bool) {
+	known = true
 	p := s.Parameters
 	var percentage float64 // rollouts
 	switch s.Name {
@@ -149,7 +154,9 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 		}
 	default:
 		cs.algo = algoNever
+		known = false
 		if impl, ok := cfg.custom[s.Name]; ok && impl != nil {
+			known = true
 			cs.algo = algoCustom
 			params := make(map[string]string, len(p))
 			for k, v := range p {
@@ -169,6 +176,7 @@ func (cs *strategy) compileAlgorithm(flagName string, s Strategy, cfg *compileCo
 			cs.algo = algoAlways
 		}
 	}
+	return known
 }
 
 // groupOrFlagName is the groupId parameter, or the flag name when it is

@@ -84,7 +84,12 @@ func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) 
 	return c.snap, nil
 }
 
-func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
+func buildClientSnapshot(d *store.ClientData) *clientSnapshot { return buildSnapshot(d, false) }
+
+// buildSnapshot shapes d; explain keeps the disabled strategies and each
+// strategy's id and title (what the playground reports), which SDKs do
+// not receive.
+func buildSnapshot(d *store.ClientData, explain bool) *clientSnapshot {
 	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{},
 		envs: map[string]bool{}}
 	for _, e := range d.EnvironmentNames {
@@ -99,7 +104,7 @@ func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 	}
 	strategies := map[[2]string][]store.Strategy{}
 	for _, st := range d.Strategies {
-		if !st.Disabled {
+		if !st.Disabled || explain {
 			k := [2]string{st.FeatureName, st.Environment}
 			strategies[k] = append(strategies[k], st)
 		}
@@ -126,6 +131,9 @@ func buildClientSnapshot(d *store.ClientData) *clientSnapshot {
 		for _, st := range strategies[[2]string{f.Name, fe.Environment}] {
 			cs := engine.Strategy{Name: st.Name, Parameters: engine.Parameters(st.Parameters), Constraints: domain.NonNil(st.Constraints),
 				Variants: st.Variants}
+			if explain {
+				cs.ID, cs.Title, cs.Disabled = st.ID, st.Title, st.Disabled
+			}
 			withSeg := cs
 			withSeg.Segments = st.Segments
 			flag.withSegments.Strategies = append(flag.withSegments.Strategies, withSeg)

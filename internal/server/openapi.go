@@ -33,6 +33,7 @@ var adminOperations = []apiOperation{
 	{"GET", "/api/admin/state/export", "Export the state (format=json|yaml, download, strategies, featureToggles, projects, tags, environments)", "State", domain.PermAdmin, "", "StateExport", 200},
 	{"GET", "/api/admin/projects/{projectId}/features/{featureName}/parents", "Flags that may become the flag's parent", "Dependencies", "", "", "StringList", 200},
 	{"GET", "/api/admin/feature-types", "List feature types", "Feature types", "", "", "FeatureTypeList", 200},
+	{"POST", "/api/admin/playground", "Evaluate every flag of an environment for a context ({environment, projects, context}) and say why: each strategy's, constraint's and segment's result, dependencies, the variant", "Playground", "", "Object", "Object", 200},
 
 	{"POST", "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on", "Turn a flag on in an environment", "Features", domain.PermUpdateFeatureEnvironment, "", "Feature", 200},
 	{"PUT", "/api/admin/feature-types/{id}/lifetime", "Set a feature type's lifetime in days (0 or null: never stale)", "Feature types", domain.PermAdmin, "FeatureTypeLifetime", "FeatureType", 200},

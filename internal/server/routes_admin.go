@@ -7,6 +7,7 @@ import "github.com/bunting-flags/bunting/internal/domain"
 // checked before the handler runs.
 func (s *Server) adminRoutes(r *router) {
 	r.admin("GET /api/admin/feature-types", "", s.listFeatureTypes)
+	r.admin("POST /api/admin/playground", "", s.playground, withJSON)
 	r.admin("GET /api/admin/events", domain.PermAdmin, s.listEvents)
 	r.admin("POST /api/admin/events/search", "", s.searchEvents, withJSON)
 	r.admin("GET /api/admin/events/{featureName}", "", s.listFeatureEvents)

@@ -22,6 +22,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /flags/new", h.withSession(h.newFlag))
 	m.HandleFunc("GET /projects/{project}/flags/{name}", h.withSession(h.flag))
 	m.HandleFunc("GET /events", h.withSession(h.events))
+	m.HandleFunc("GET /playground", h.withSession(h.playground))
 	m.HandleFunc("GET /segments", h.withSession(h.simpleList("segments", "Segments", "/api/admin/segments")))
 	m.HandleFunc("GET /context", h.withSession(h.simpleList("context", "Context fields", "/api/admin/context")))
 	m.HandleFunc("GET /tokens", h.withSession(h.tokens))
