@@ -98,19 +98,12 @@ var filterMultiValueOperators = []string{"IN", "NOT_IN", "STR_STARTS_WITH", "STR
 // ActionSetInput creates or replaces an action set. Enabled left out means
 // enabled on creation and unchanged on update.
 type ActionSetInput struct {
-	Name        *string           `json:"name"`
-	Description *string           `json:"description"`
-	Enabled     *bool             `json:"enabled"`
-	ActorID     *int64            `json:"actorId"`
-	Match       *ActionMatchInput `json:"match"`
-	Actions     []ActionInput     `json:"actions"`
-}
-
-// ActionMatchInput is which signals an action set reacts to.
-type ActionMatchInput struct {
-	Source   string                         `json:"source"`
-	SourceID int64                          `json:"sourceId"`
-	Payload  map[string]store.PayloadFilter `json:"payload"`
+	Name        *string            `json:"name"`
+	Description *string            `json:"description"`
+	Enabled     *bool              `json:"enabled"`
+	ActorID     *int64             `json:"actorId"`
+	Match       *store.ActionMatch `json:"match"`
+	Actions     []ActionInput      `json:"actions"`
 }
 
 // ActionInput is one action of an action set.
@@ -149,7 +142,7 @@ func (in ActionSetInput) actionSet(tx *store.Tx, p *Principal, project string, l
 	now, userID := tx.Now(), p.Actor().UserID
 	a = store.ActionSet{Project: project, Name: strings.TrimSpace(*in.Name), Description: in.Description,
 		Enabled: in.Enabled == nil || *in.Enabled, ActorID: *in.ActorID,
-		Match:     store.ActionMatch{Source: in.Match.Source, SourceID: in.Match.SourceID, Payload: in.Match.Payload},
+		Match:     *in.Match,
 		CreatedAt: now, CreatedByUserID: userID}
 	for i, ai := range in.Actions {
 		def, ok := ActionDefinitions[ai.Action]

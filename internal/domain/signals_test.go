@@ -60,7 +60,7 @@ func TestActionSetRulesWithoutHTTP(t *testing.T) {
 		}
 		input := func(actor int64) domain.ActionSetInput {
 			return domain.ActionSetInput{Name: ptr("react"), ActorID: &actor,
-				Match: &domain.ActionMatchInput{Source: store.SignalSourceEndpoint, SourceID: endpoint.ID},
+				Match: &store.ActionMatch{Source: store.SignalSourceEndpoint, SourceID: endpoint.ID},
 				Actions: []domain.ActionInput{{Action: domain.ActionToggleOn,
 					ExecutionParams: map[string]string{"environment": "development", "featureName": "checkout"}}}}
 		}
