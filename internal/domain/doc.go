@@ -1,10 +1,13 @@
-// Package domain holds Bunting's admin operations: every change to flags,
+// Package domain holds Bunting's operations: every change to flags,
 // strategies, variants, segments, tags, context fields, dependencies,
 // environments, projects, strategy and feature types, API tokens, service
-// accounts and personal tokens, staleness, and state import/export. The
-// admin HTTP API (internal/server), signal actions (internal/signals) and
-// any other caller inside the process go through these functions, so each
-// rule is written once.
+// accounts and personal tokens, staleness, state import/export, signal
+// endpoints with their tokens, action sets, and the people who sign in to
+// the web UI with their sessions. The admin HTTP API (internal/server),
+// the signal handlers and worker (internal/signals), the web UI's account
+// routes, start-up (the first admin and API tokens) and any other caller
+// inside the process go through these functions, so each rule is written
+// once.
 //
 // An operation takes the transaction it runs in and the principal it acts
 // for:
@@ -23,13 +26,18 @@
 //
 // Reads that need no rule (lists, single items) stay with their callers,
 // which use the store directly; LoadFeatureEnv, StrategyIn and
-// LoadFeatureView are shared reads.
+// LoadFeatureView are shared reads. Sessions write no event, so SignIn,
+// SessionPrincipal, SignOut and SignOutEverywhere run on a store.Q.
 //
 // Files by concept: principal.go (who acts and what they may do),
 // featureenv.go (a flag in an environment: on/off, the default strategy,
 // variants), strategies.go, features.go, environments.go, projects.go,
 // segments.go, dependencies.go, tags.go, contextfields.go,
-// strategytypes.go, tokens.go, users.go, stale.go, state.go, and the
+// strategytypes.go, tokens.go (API tokens and their bootstrap), users.go
+// (service accounts, personal tokens, root roles), accounts.go (people,
+// passwords, the first admin), sessions.go (sign-in and its rate limit,
+// sessions), signals.go (signal endpoints and their tokens), actions.go
+// (action sets and action types), stale.go, state.go, and the
 // validation they share (validate.go, jsvalues.go for JavaScript's number
 // and date rules, jsonpatch.go).
 package domain

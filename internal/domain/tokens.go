@@ -214,3 +214,71 @@ func SetAPITokenExpiry(tx *store.Tx, p *Principal, secret string, expiresAt *tim
 	return tx.Event(store.NewEvent{Type: "api-token-updated", Actor: p.Actor(), Project: viewToken(t).Project, Environment: t.Environment,
 		Data: updated, PreData: old})
 }
+
+// TokenScope splits "<project>:<environment>.<secret>"; missing parts are "*".
+func TokenScope(secret string) (project, environment string) {
+	project, environment = "*", "*"
+	colon := strings.Index(secret, ":")
+	if colon < 0 {
+		return
+	}
+	if colon > 0 {
+		project = secret[:colon]
+	}
+	rest := secret[colon+1:]
+	if dot := strings.Index(rest, "."); dot > 0 {
+		environment = rest[:dot]
+	}
+	return
+}
+
+// BootstrapAPITokens creates the initial admin, client and frontend tokens
+// with the given secrets, as the system and with their events, when the
+// database holds no API token yet; a secret listed twice is stored once.
+// It reports whether it created them.
+func BootstrapAPITokens(tx *store.Tx, admins, clients, frontends []string) (bool, error) {
+	n, err := tx.CountAPITokens()
+	if err != nil || n > 0 {
+		return false, err
+	}
+	kinds := []struct {
+		typ     string
+		secrets []string
+	}{{store.TokenAdmin, admins}, {store.TokenClient, clients}, {store.TokenFrontend, frontends}}
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		for _, secret := range k.secrets {
+			if seen[secret] {
+				continue
+			}
+			seen[secret] = true
+			if err := insertSystemToken(tx, "admin", k.typ, secret); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// EnsureAPIToken stores an API token of type typ with a caller-chosen
+// secret, as the system and with its event, unless a token with that
+// secret exists.
+func EnsureAPIToken(tx *store.Tx, name, typ, secret string) error {
+	_, err := tx.APITokenByHash(store.HashSecret(secret))
+	if !apierr.IsKind(err, apierr.KindNotFound) {
+		return err
+	}
+	return insertSystemToken(tx, name, typ, secret)
+}
+
+// insertSystemToken stores one API token, scoped by its secret, as the
+// system and writes its event.
+func insertSystemToken(tx *store.Tx, name, typ, secret string) error {
+	project, env := TokenScope(secret)
+	t := store.APIToken{TokenName: name, Type: typ, Environment: env, Projects: []string{project}, CreatedAt: tx.Now()}
+	if err := tx.InsertAPIToken(t, secret); err != nil {
+		return err
+	}
+	t.Hint = store.SecretHint(secret)
+	return tx.Event(store.NewEvent{Type: "api-token-created", Actor: SystemActor, Project: project, Environment: env, Data: TokenEventData(t)})
+}

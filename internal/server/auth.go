@@ -2,13 +2,11 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"hash/maphash"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
@@ -154,7 +152,7 @@ func (c *tokenCache) resolve(ctx context.Context, secret string) (*domain.Princi
 	c.mu.Lock()
 	e, ok := c.byKey[key]
 	c.mu.Unlock()
-	if ok && e.revision == rev && now.Sub(e.at) < tokenCacheTTL && secretsEqual(e.secret, secret) {
+	if ok && e.revision == rev && now.Sub(e.at) < tokenCacheTTL && domain.SecretsEqual(e.secret, secret) {
 		return e.p, nil
 	}
 	p, err := c.load(ctx, secret, store.HashSecret(secret))
@@ -168,11 +166,6 @@ func (c *tokenCache) resolve(ctx context.Context, secret string) (*domain.Princi
 	c.byKey[key] = tokenCacheEntry{p: p, secret: strings.Clone(secret), revision: rev, at: now}
 	c.mu.Unlock()
 	return p, nil
-}
-
-// secretsEqual compares two secrets in constant time without copying them.
-func secretsEqual(a, b string) bool {
-	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
 }
 
 func (c *tokenCache) load(ctx context.Context, secret, hash string) (*domain.Principal, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/config"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/signals"
 )
@@ -123,8 +124,8 @@ func (c Config) Validate() error {
 	if c.BasePath != "" && (!strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") || strings.ContainsAny(c.BasePath, "?#% ")) {
 		errs = append(errs, fmt.Errorf("BASE_PATH %q must start with / and not end with / (for example /bunting)", c.BasePath))
 	}
-	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < minPasswordLength {
-		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", minPasswordLength))
+	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < domain.MinPasswordLength {
+		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", domain.MinPasswordLength))
 	}
 	if err := c.Streaming.validate(); err != nil {
 		errs = append(errs, err)
@@ -151,21 +152,4 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// tokenScope splits "<project>:<environment>.<secret>"; missing parts are "*".
-func tokenScope(secret string) (project, environment string) {
-	project, environment = "*", "*"
-	colon := strings.Index(secret, ":")
-	if colon < 0 {
-		return
-	}
-	if colon > 0 {
-		project = secret[:colon]
-	}
-	rest := secret[colon+1:]
-	if dot := strings.Index(rest, "."); dot > 0 {
-		environment = rest[:dot]
-	}
-	return
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/stream"
@@ -36,8 +37,8 @@ type Server struct {
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
-	// logins counts failed sign-ins (accounts.go).
-	logins *loginLimiter
+	// logins counts failed sign-ins (domain.SignIn).
+	logins *domain.LoginLimiter
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -54,7 +55,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: newLoginLimiter()}
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: domain.NewLoginLimiter()}
 	s.client = newClientCache(s)
 	s.hub = s.newHub()
 	s.front = newFrontendAPI(s)

@@ -5,23 +5,10 @@ import (
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
 // bodyLimit caps the admin request bodies of the signal surfaces.
 const bodyLimit = 1 << 20
-
-// validatable is a request body that checks its own values.
-type validatable interface{ validate() error }
-
-// decodeValid decodes a required JSON body into dst (httpjson.Decode, at
-// most bodyLimit bytes), then validates it.
-func decodeValid(r *http.Request, dst validatable) error {
-	if err := httpjson.Decode(r, bodyLimit, dst); err != nil {
-		return err
-	}
-	return dst.validate()
-}
 
 // pathID parses a numeric path value; anything else is a 404, as the
 // resource cannot exist.
@@ -54,10 +41,4 @@ func paging(r *http.Request, defaultLimit, maxLimit int) (limit, offset int, err
 		offset = n
 	}
 	return limit, offset, nil
-}
-
-// exceedsLimit is the 400 the reference answers when a count limit is hit.
-func exceedsLimit(resource string, limit int) error {
-	return &apierr.Error{Kind: apierr.KindValidation, Name: "ExceedsLimitError",
-		Message: "Failed to create " + resource + ". You can't create more than the established limit of " + strconv.Itoa(limit) + "."}
 }

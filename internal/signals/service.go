@@ -4,9 +4,11 @@
 // account.
 //
 // The package owns its HTTP handlers (registered by the server in
-// routes_signals.go), its store queries (internal/store/signals.go and
-// actions.go) and a worker that processes signals. Who the caller is, what
-// a root role may do and how a flag is switched come from internal/domain,
+// routes_signals.go), which decode a request, run one internal/domain
+// operation in a transaction (domain/signals.go for endpoints and their
+// tokens, domain/actions.go for action sets) and answer; signal ingestion;
+// and a worker that processes signals. The rules (permissions, validation,
+// limits, events) and how a flag is switched live in internal/domain,
 // which the admin API uses too.
 package signals
 
@@ -15,9 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"net/http"
 
-	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -61,7 +61,3 @@ func (s *Service) notify() {
 	default:
 	}
 }
-
-// actorOf is the authenticated caller of an admin request, for events and
-// createdByUserId.
-func actorOf(r *http.Request) store.Actor { return domain.PrincipalFrom(r.Context()).Actor() }

@@ -246,7 +246,7 @@ func (s *Service) actorOf(ctx context.Context, id int64) (store.Actor, string, e
 
 // execute runs one action as actor after checking its role's permissions.
 func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a store.Action) error {
-	def, ok := actionDefinitions[a.Action]
+	def, ok := domain.ActionDefinitions[a.Action]
 	if !ok {
 		return fmt.Errorf("unknown action %q", a.Action)
 	}
@@ -257,8 +257,8 @@ func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a
 		}
 	}
 	params := a.ExecutionParams
-	if !def.byTag {
-		return s.setEnabled(ctx, p, params["project"], params["featureName"], params["environment"], def.enables)
+	if !def.ByTag {
+		return s.setEnabled(ctx, p, params["project"], params["featureName"], params["environment"], def.Enables)
 	}
 	tagType, tagValue, _ := strings.Cut(params["tag"], ":")
 	names, err := s.store.Q(ctx).FeatureNamesByTag(params["project"], tagType, tagValue)
@@ -266,7 +266,7 @@ func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a
 		return err
 	}
 	for _, name := range names {
-		if err := s.setEnabled(ctx, p, params["project"], name, params["environment"], def.enables); err != nil {
+		if err := s.setEnabled(ctx, p, params["project"], name, params["environment"], def.Enables); err != nil {
 			return fmt.Errorf("flag %s: %w", name, err)
 		}
 	}
