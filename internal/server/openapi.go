@@ -17,7 +17,7 @@ type jsonObj = map[string]any
 // one the route checks, in x-permission and the description.
 func openAPIDocument(routes []Route) []byte {
 	sr := newSchemaReflector()
-	errRef := sr.schema(reflect.TypeFor[apierr.Body]())
+	errRef := sr.named(reflect.TypeFor[apierr.Body](), "Error")
 	// Responses first, so that the structs they share with request bodies
 	// list their required properties.
 	for _, rt := range routes {
@@ -42,7 +42,7 @@ func openAPIDocument(routes []Route) []byte {
 	doc := jsonObj{
 		"openapi": "3.0.3",
 		"info": jsonObj{"title": "Bunting admin API", "version": "1",
-			"description": "Manage feature flags, strategy types, tags, context fields, users and state. Paths follow Unleash's."},
+			"description": "Manage feature flags, strategy types, tags, context fields, users and state; the client API that server-side SDKs read. Paths follow Unleash's."},
 		"servers":    []any{jsonObj{"url": "/"}},
 		"security":   []any{jsonObj{"apiKey": []any{}}},
 		"paths":      paths,

@@ -68,24 +68,47 @@ func (sr *schemaReflector) schema(t reflect.Type) jsonObj {
 	case reflect.Map:
 		return jsonObj{"type": "object", "additionalProperties": sr.schema(t.Elem()), "nullable": true}
 	case reflect.Struct:
+		if customJSON(t) {
+			return anyJSON() // its own encoding; its fields say nothing
+		}
 		if t.Name() == "" {
 			return sr.object(t)
 		}
-		name, ok := sr.names[t]
-		if !ok {
-			name = sr.componentName(t)
-			sr.names[t] = name
-			sr.schemas[name] = jsonObj{} // placeholder while recursing
-			sr.schemas[name] = sr.object(t)
+		if name, ok := sr.names[t]; ok {
+			return jsonObj{"$ref": "#/components/schemas/" + name}
 		}
-		return jsonObj{"$ref": "#/components/schemas/" + name}
+		return sr.named(t, sr.componentName(t))
 	default: // interfaces
 		return anyJSON()
 	}
 }
 
+// customJSON reports a struct without exported fields that encodes or
+// decodes itself (e.g. a time accepted as a string or a number).
+func customJSON(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	if !p.Implements(reflect.TypeFor[json.Marshaler]()) && !p.Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			return false
+		}
+	}
+	return true
+}
+
 // anyJSON is the schema of any JSON value, null included.
 func anyJSON() jsonObj { return jsonObj{"description": "Any JSON value", "nullable": true} }
+
+// named registers struct type t as the component name and returns a
+// reference to it.
+func (sr *schemaReflector) named(t reflect.Type, name string) jsonObj {
+	sr.names[t] = name
+	sr.schemas[name] = jsonObj{} // placeholder while recursing
+	sr.schemas[name] = sr.object(t)
+	return jsonObj{"$ref": "#/components/schemas/" + name}
+}
 
 // componentName is the type's name with an upper-case first letter,
 // prefixed by its package's when another package's type took it.

@@ -185,8 +185,11 @@ func TestOpenAPIResponsesMatchSchemas(t *testing.T) {
 				continue
 			}
 			token := admin
-			if strings.HasPrefix(path, "/api/admin/user/") {
+			switch {
+			case strings.HasPrefix(path, "/api/admin/user/"):
 				token = user.Secret // a person's own things
+			case strings.HasPrefix(path, "/api/client/"):
+				token = h.ClientToken
 			}
 			for _, concrete := range expand(path, candidates) {
 				res := h.Do(t, "GET", concrete, token, nil)
