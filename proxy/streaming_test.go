@@ -121,8 +121,8 @@ func TestProxyRelaysStreamToNodeSDK(t *testing.T) {
 // poll an hour): a change written on A reaches GET /proxy through B.
 func TestProxyFollowsOtherInstance(t *testing.T) {
 	db := servertest.NewPostgres(t)
-	a, _ := servertest.StartAt(t, db, "127.0.0.1:0")
-	b, _ := servertest.StartAt(t, db, "127.0.0.1:0", func(c *server.Config) { c.RevisionPollInterval = time.Hour })
+	a := servertest.Start(t, db)
+	b := servertest.Start(t, db, func(c *server.Config) { c.RevisionPollInterval = time.Hour })
 	const features = "/api/admin/projects/default/features"
 	env := features + "/across/environments/development"
 	a.Do(t, "POST", features, a.AdminToken, map[string]any{"name": "across"}).Want(t, 201)

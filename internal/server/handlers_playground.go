@@ -33,6 +33,13 @@ type playgroundInput struct {
 	Context     map[string]any `json:"context"`
 }
 
+// playgroundResponse is the answer: the input as understood and every
+// flag's explained result.
+type playgroundResponse struct {
+	Input    playgroundInput     `json:"input"`
+	Features []playgroundFeature `json:"features"`
+}
+
 type playgroundFeature struct {
 	Name                          string                 `json:"name"`
 	ProjectID                     string                 `json:"projectId"`
@@ -139,10 +146,7 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	if ctx.Environment == "" {
 		ctx.Environment = req.Environment
 	}
-	out := struct {
-		Input    playgroundInput     `json:"input"`
-		Features []playgroundFeature `json:"features"`
-	}{Input: playgroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []playgroundFeature{}}
+	out := playgroundResponse{Input: playgroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []playgroundFeature{}}
 	if len(projects) > 0 {
 		snap := compileFrontendSnapshot(cs, &domain.Principal{Environment: req.Environment, Projects: projects})
 		for i := range snap.Len() {

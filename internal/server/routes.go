@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"reflect"
 
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 )
@@ -10,9 +11,11 @@ import (
 // surface: routes_admin.go (the admin API), routes_signals.go (signal
 // endpoints and actions, also admin), routes_sdk.go (the client and
 // frontend APIs for SDKs) and routes_ops.go (health, metrics, API docs).
-// Every route is one line: pattern, surface (which principals it accepts),
-// permission, body rule, handler. It returns the handler and the route
-// table (Routes).
+// Every route is one registration: pattern, surface (which principals it
+// accepts), permission, body rule, handler, and its documentation (api:
+// tag, summary, success status, request and response types), from which
+// the OpenAPI document is generated (openapi.go). It returns the handler
+// and the route table (Routes).
 func (s *Server) routes() (http.Handler, []Route) {
 	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.front.corsHeaders}
 	s.opsRoutes(r)
@@ -41,6 +44,24 @@ type routeSpec struct {
 	json    bool
 	gzip    bool
 	envFrom func(*http.Request) string
+	doc     RouteDoc
+}
+
+// api documents a route in the OpenAPI document (openapi.go): its tag and
+// summary, its success status, and the Go types of its JSON request and
+// response bodies, given as values (nil = no body), e.g.
+//
+//	r.admin("POST /api/admin/segments", domain.PermCreateSegment, s.createSegment, withJSON,
+//		api("Segments", "Create a segment", 201, domain.SegmentInput{}, store.Segment{}))
+func api(tag, summary string, status int, body, response any) routeOption {
+	d := RouteDoc{Tag: tag, Summary: summary, Status: status}
+	if body != nil {
+		d.Body = reflect.TypeOf(body)
+	}
+	if response != nil {
+		d.Response = reflect.TypeOf(response)
+	}
+	return func(rs *routeSpec) { rs.doc = d }
 }
 
 // withJSON requires a JSON request body (415 otherwise).
@@ -102,7 +123,7 @@ func (r *router) handle(pattern string, sf *surface, perm string, h func(http.Re
 	if spec.json {
 		mw = append(mw, r.s.jsonBody)
 	}
-	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.json}
+	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.json, Doc: spec.doc}
 	if sf != nil {
 		rt.Surface = sf.String()
 	}

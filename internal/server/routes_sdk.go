@@ -1,13 +1,19 @@
 package server
 
+import "github.com/bunting-flags/bunting/engine"
+
 // sdkRoutes registers the APIs that SDKs call: the client API (client
 // tokens only) and the frontend API (frontend tokens only, with CORS).
 func (s *Server) sdkRoutes(r *router) {
 	// Client API: client tokens only.
-	r.client("GET /api/client/features", s.clientFeatures)
-	r.client("GET /api/client/features/{featureName}", s.clientFeature)
-	r.client("POST /api/client/register", s.clientRegister, withJSON)
-	r.client("POST /api/client/metrics", s.clientMetrics, withJSON)
+	r.client("GET /api/client/features", s.clientFeatures,
+		api("Client API", "The flags of the token's project and environment, with their segments (ETag, 304)", 200, nil, engine.ClientFeatures{}))
+	r.client("GET /api/client/features/{featureName}", s.clientFeature,
+		api("Client API", "One flag of the token's environment", 200, nil, engine.Feature{}))
+	r.client("POST /api/client/register", s.clientRegister, withJSON,
+		api("Client API", "Register an SDK instance", 202, registerBody{}, nil))
+	r.client("POST /api/client/metrics", s.clientMetrics, withJSON,
+		api("Client API", "Report flag usage", 202, metricsBody{}, nil))
 	r.client("GET /api/client/streaming", s.clientStreaming)
 	r.client("GET /api/client/delta", s.clientDelta)
 

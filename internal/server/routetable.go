@@ -3,6 +3,7 @@ package server
 import (
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -22,6 +23,20 @@ type Route struct {
 	Permission string
 	// JSON marks a route that requires a JSON request body (415 otherwise).
 	JSON bool
+	// Doc documents the route in the OpenAPI document (zero = undocumented).
+	Doc RouteDoc
+}
+
+// RouteDoc is what the OpenAPI document says about a route, written at its
+// registration line (api in routes.go).
+type RouteDoc struct {
+	// Tag groups operations; Summary is one line about what it does.
+	Tag, Summary string
+	// Status is the success status.
+	Status int
+	// Body and Response are the Go types of the JSON request and response
+	// bodies (nil = none).
+	Body, Response reflect.Type
 }
 
 // Routes lists every registered route, in registration order.

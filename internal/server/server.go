@@ -60,7 +60,6 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	s.hub = s.newHub()
 	s.front = newFrontendAPI(s)
 	s.metrics = newServerMetrics(s)
-	s.openAPI = OpenAPIDocument()
 	s.docs = newDocsPage()
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
@@ -70,6 +69,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.api, s.routeTable = s.routes()
+	s.openAPI = openAPIDocument(s.routeTable)
 	s.handler = s.withBasePath(s.api)
 	return s, nil
 }

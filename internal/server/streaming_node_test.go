@@ -113,7 +113,7 @@ func TestNodeSDKStreamingAndDelta(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
 				sdkMode := map[string]string{"streaming": "streaming", "delta": "polling"}[mode]
-				h, stop := servertest.StartAt(t, db, "127.0.0.1:0")
+				h := servertest.Start(t, db)
 				createFlag(t, h, "n-a")
 				sdk := startNodeStreamSDK(t, h.URL, h.ClientToken, mode)
 				sdk.waitFor(t, sdkMode, "n-a off", func(s nodeState) bool { f, ok := s.Flags["n-a"]; return ok && !f.Enabled })
@@ -144,8 +144,8 @@ func TestNodeSDKStreamingAndDelta(t *testing.T) {
 				// Restart: the SDK reconnects to a new server on the same
 				// database and address and sees the change made meanwhile.
 				addr := strings.TrimPrefix(h.URL, "http://")
-				stop()
-				h, _ = servertest.StartAt(t, db, addr)
+				h.Stop()
+				h = servertest.Start(t, db, servertest.At(addr))
 				h.Do(t, "POST", envPath("n-a", "development")+"/off", h.AdminToken, nil).Want(t, 200)
 				sdk.waitFor(t, sdkMode, "n-a off after the restart", func(s nodeState) bool { return !s.Flags["n-a"].Enabled })
 				createFlag(t, h, "n-c")
@@ -173,8 +173,8 @@ func jsonNumber(v any) string { b, _ := json.Marshal(v); return string(b) }
 // the Node SDK streaming from another (whose revision poll is an hour).
 func TestNodeSDKStreamingAcrossInstances(t *testing.T) {
 	db := servertest.NewPostgres(t)
-	a, _ := servertest.StartAt(t, db, "127.0.0.1:0")
-	b, _ := servertest.StartAt(t, db, "127.0.0.1:0", func(c *server.Config) { c.RevisionPollInterval = time.Hour })
+	a := servertest.Start(t, db)
+	b := servertest.Start(t, db, func(c *server.Config) { c.RevisionPollInterval = time.Hour })
 	createFlag(t, a, "x-a")
 	sdk := startNodeStreamSDK(t, b.URL, b.ClientToken, "streaming")
 	sdk.waitFor(t, "streaming", "x-a", func(s nodeState) bool { _, ok := s.Flags["x-a"]; return ok })

@@ -14,8 +14,8 @@ import (
 // revision poll is set to an hour, so it cannot be what delivers it).
 func TestStreamingAcrossInstances(t *testing.T) {
 	db := servertest.NewPostgres(t)
-	writer, _ := servertest.StartAt(t, db, "127.0.0.1:0")
-	reader, _ := servertest.StartAt(t, db, "127.0.0.1:0", func(c *server.Config) { c.RevisionPollInterval = time.Hour })
+	writer := servertest.Start(t, db)
+	reader := servertest.Start(t, db, func(c *server.Config) { c.RevisionPollInterval = time.Hour })
 	st := openStream(t, reader, "/api/client/streaming", reader.ClientToken)
 	wantTypes(t, st.next(t), "unleash-connected", "hydration:0")
 	delta := reader.Do(t, "GET", "/api/client/delta", reader.ClientToken, nil).Want(t, 200)

@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,7 @@ type Harness struct {
 	// Client is the HTTP client used by Do.
 	Client *http.Client
 	logs   *logBuffer
+	stop   func()
 }
 
 // Option adjusts the configuration of a harness server.
@@ -269,7 +271,10 @@ func OpenStore(t testing.TB, db Database) *store.Store {
 	return st
 }
 
-// Start runs a server on db until the test ends.
+// Start runs a server on db until the test ends (or until h.Stop). By
+// default it listens on any free loopback port; At chooses the address, so
+// that a test can stop a server and start another on the same address and
+// database (restarts).
 func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	t.Helper()
 	cfg := server.DefaultConfig()
@@ -292,41 +297,59 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 		t.Fatalf("open store: %v", err)
 	}
 	srv, err := server.New(cfg, st, log)
+	if err == nil {
+		_, err = srv.Bootstrap(ctx)
+	}
+	if err == nil {
+		_, _, err = srv.BootstrapAdminUser(ctx)
+	}
+	var ln net.Listener
+	if err == nil {
+		ln, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	}
 	if err != nil {
 		cancel()
 		st.Close()
-		t.Fatalf("new server: %v", err)
-	}
-	if _, err := srv.Bootstrap(ctx); err != nil {
-		cancel()
-		st.Close()
-		t.Fatalf("bootstrap: %v", err)
-	}
-	if _, _, err := srv.BootstrapAdminUser(ctx); err != nil {
-		cancel()
-		st.Close()
-		t.Fatalf("bootstrap the first admin: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		st.Close()
-		t.Fatalf("listen: %v", err)
+		t.Fatalf("start server: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server stopped with error: %v", err)
-		}
-		st.Close()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("server stopped with error: %v", err)
+			}
+			st.Close()
+		})
+	}
+	t.Cleanup(stop)
 	return &Harness{
 		URL: "http://" + ln.Addr().String(), AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken,
-		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second}, logs: logs,
+		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second}, logs: logs, stop: stop,
 	}
 }
+
+// At makes Start listen on addr, e.g. the address of a server the test
+// stopped ("127.0.0.1:0" = any free port).
+func At(addr string) Option {
+	return func(c *server.Config) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			panic("servertest.At: " + err.Error())
+		}
+		c.Host = host
+		c.Port, err = strconv.Atoi(port)
+		if err != nil {
+			panic("servertest.At: port " + port)
+		}
+	}
+}
+
+// Stop stops the server: it waits for it to end and closes its store. It
+// also runs at cleanup, and may be called more than once.
+func (h *Harness) Stop() { h.stop() }
 
 // Logs returns what the server has logged so far (warnings and errors).
 func (h *Harness) Logs() string { return h.logs.String() }
