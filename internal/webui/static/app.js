@@ -70,8 +70,16 @@
         if (o.payload && (o.payload.value === undefined || o.payload.type === undefined)) delete o.payload;
         return o;
       });
-      setPath(out, list.dataset.list, items);
+      setPath(out, list.dataset.list, list.dataset.keyBy ? keyed(items, list.dataset.keyBy) : items);
     }
+    return out;
+  }
+
+  // keyed turns list items into an object keyed by one of their fields
+  // (for maps such as an action set's payload filters).
+  function keyed(items, key) {
+    const out = {};
+    for (const it of items) { const k = it[key]; delete it[key]; out[k] = it; }
     return out;
   }
 
@@ -112,7 +120,7 @@
     if (where === "show-secret") {
       const box = form.querySelector("[data-secret]");
       box.hidden = false;
-      box.querySelector("output").textContent = r.data.secret;
+      box.querySelector("output").textContent = r.data[box.dataset.secret || "secret"];
       return;
     }
     location.href = form ? fill(where, form) : where;
@@ -152,6 +160,7 @@
       }
       const r = await api(el.dataset.method || "POST", el.dataset.call, body);
       if (!r.ok) { toast(message(r)); return; }
+      if (el.dataset.refocus) sessionStorage.setItem("bunting-refocus", el.dataset.refocus);
       then(el.dataset.then, r);
     } else if (el.dataset.add) {
       const form = el.closest("form");
@@ -239,6 +248,12 @@
 
   function init() {
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
+    // After a reload a button asked for, focus returns to it (or the first
+    // of its listed stand-ins), so keyboard users keep their place.
+    const refocus = sessionStorage.getItem("bunting-refocus");
+    sessionStorage.removeItem("bunting-refocus");
+    const target = refocus && refocus.split(" ").map((id) => document.getElementById(id)).find(Boolean);
+    if (target) target.focus();
   }
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:configRequest", (ev) => { ev.detail.headers["X-CSRF-Token"] = meta("csrf-token"); });
