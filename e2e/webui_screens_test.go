@@ -108,6 +108,7 @@ func TestWebUIScreens(t *testing.T) {
 	waitAPI(t, "the new order", func() bool { return strings.Join(strategyOrder(t, h, "ui-order"), ",") == "second,first,third" })
 	admin.waitFor("the page to show the new order", `[...document.querySelectorAll("#env-development .strategy")].map(e => e.dataset.strategy).join() === "`+ids["second"]+","+ids["first"]+","+ids["third"]+`"`)
 	admin.waitFor("focus back on the moved strategy's button", `document.activeElement && document.activeElement.id === "down-`+ids["first"]+`"`)
+	admin.screenshot("19-strategy-order")
 	admin.do("move third up", chromedp.Click("#up-"+ids["third"]))
 	waitAPI(t, "the order after moving third up", func() bool { return strings.Join(strategyOrder(t, h, "ui-order"), ",") == "second,third,first" })
 	admin.waitFor("the reload", `document.readyState === "complete" && !!document.querySelector("#up-`+ids["first"]+`")`)
