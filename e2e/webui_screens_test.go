@@ -172,7 +172,17 @@ func TestWebUIScreens(t *testing.T) {
 	admin.do("name the action set", chromedp.SendKeys(form+`input[name="name"]`, "kill on critical"))
 	admin.do("add a filter", chromedp.Click(form+`button[data-add="match.payload"]`))
 	admin.do("the filter", chromedp.SendKeys(form+`input[name="property"]`, "severity"), chromedp.SendKeys(form+`input[name="values"]`, "critical"))
+	shown := func() string {
+		return eval[string](admin, `[...document.querySelectorAll('#new-action-set [data-list="actions"] input')].filter(i => i.offsetParent !== null).map(i => i.name).join()`)
+	}
+	admin.set(form+`select[name="action"]`, "TOGGLE_FEATURES_OFF_BY_TAG")
+	if got := shown(); got != "executionParams.tag" {
+		t.Errorf("for an action by tag the editor shows %q", got)
+	}
 	admin.set(form+`select[name="action"]`, "TOGGLE_FEATURE_OFF")
+	if got := shown(); got != "executionParams.featureName" {
+		t.Errorf("for a flag action the editor shows %q", got)
+	}
 	admin.do("the flag", chromedp.SendKeys(form+`input[name="executionParams.featureName"]`, "ui-order"))
 	admin.set(form+`select[name="executionParams.environment"]`, "development")
 	admin.do("create the action set", chromedp.Click(form+`button[type="submit"]`))

@@ -167,6 +167,7 @@
       const tpl = form.querySelector('template[data-template="' + el.dataset.add + '"]');
       const list = form.querySelector('[data-list="' + el.dataset.add + '"]');
       list.appendChild(tpl.content.cloneNode(true));
+      list.lastElementChild.querySelectorAll("[data-shows]").forEach(shownFor);
       const first = list.lastElementChild && list.lastElementChild.querySelector("input, select");
       if (first) first.focus();
     } else if (el.hasAttribute("data-remove")) {
@@ -199,6 +200,8 @@
       toast(r.ok ? "Saved." : message(r));
     } else if (el.matches && el.matches("[data-strategy-select]")) {
       strategyFields(el);
+    } else if (el.matches && el.matches("[data-shows]")) {
+      shownFor(el);
     }
   });
 
@@ -208,6 +211,18 @@
       const mine = fs.dataset.forStrategy === select.value;
       fs.disabled = !mine;
       fs.hidden = !mine;
+    });
+  }
+
+  // shownFor shows, in the select's list item (or form), the labels whose
+  // data-shown-for lists the chosen value, and disables the others' fields
+  // so they are not sent.
+  function shownFor(select) {
+    const scope = select.closest("[data-item]") || select.form;
+    scope.querySelectorAll("[data-shown-for]").forEach((label) => {
+      const mine = label.dataset.shownFor.split(" ").includes(select.value);
+      label.hidden = !mine;
+      label.querySelectorAll("input, select").forEach((f) => { f.disabled = !mine; });
     });
   }
 
@@ -248,6 +263,7 @@
 
   function init() {
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
+    document.querySelectorAll("[data-shows]").forEach(shownFor);
     // After a reload a button asked for, focus returns to it (or the first
     // of its listed stand-ins), so keyboard users keep their place.
     const refocus = sessionStorage.getItem("bunting-refocus");
