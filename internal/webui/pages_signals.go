@@ -46,14 +46,21 @@ type receivedSignal struct {
 	Payload   json.RawMessage `json:"payload"`
 }
 
-// denied reports whether err is the API's 403, whose message the page then
-// shows instead of its content.
-func denied(err error) (string, bool) {
+// failed shows a page's first read's error, if any, and reports whether
+// it did: the API's refusal (403) as the page itself with the message
+// instead of its content, any other error as an error page.
+func (h *Handler) failed(w http.ResponseWriter, r *http.Request, name string, p page, err error) bool {
 	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusForbidden {
-		return ae.Message, true
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
+		p.Data = map[string]any{"Denied": ae.Message}
+		h.render(w, r, name, p)
+	default:
+		h.fail(w, r, p.Session, err)
 	}
-	return "", false
+	return true
 }
 
 // listEndpoints reads the signal endpoints.
@@ -68,13 +75,7 @@ func (h *Handler) listEndpoints(r *http.Request, s *session) ([]signalEndpoint, 
 func (h *Handler) signalEndpoints(w http.ResponseWriter, r *http.Request, s *session) {
 	p := page{Title: "Signal endpoints", Nav: "signals", Session: s}
 	endpoints, err := h.listEndpoints(r, s)
-	if msg, ok := denied(err); ok {
-		p.Data = map[string]any{"Denied": msg}
-		h.render(w, r, "signals", p)
-		return
-	}
-	if err != nil {
-		h.fail(w, r, s, err)
+	if h.failed(w, r, "signals", p, err) {
 		return
 	}
 	scheme := "http"
@@ -202,6 +203,15 @@ var actionLabels = []struct{ ID, Label string }{
 	{"TOGGLE_FEATURES_OFF_BY_TAG", "Switch the project's flags with a tag off"},
 }
 
+// actionLabelByID is actionLabels by action type.
+var actionLabelByID = func() map[string]string {
+	m := map[string]string{}
+	for _, a := range actionLabels {
+		m[a.ID] = a.Label
+	}
+	return m
+}()
+
 // chosenProject is the ?project= of a page, "default" when absent.
 func chosenProject(r *http.Request) string {
 	if p := r.URL.Query().Get("project"); p != "" {
@@ -223,13 +233,7 @@ func (h *Handler) actionSets(w http.ResponseWriter, r *http.Request, s *session)
 	project := chosenProject(r)
 	p := page{Title: "Action sets", Nav: "signals", Session: s}
 	sets, err := h.listActionSets(r, s, project)
-	if msg, ok := denied(err); ok {
-		p.Data = map[string]any{"Denied": msg}
-		h.render(w, r, "actions", p)
-		return
-	}
-	if err != nil {
-		h.fail(w, r, s, err)
+	if h.failed(w, r, "actions", p, err) {
 		return
 	}
 	endpoints, err := h.listEndpoints(r, s)
@@ -269,10 +273,6 @@ func (h *Handler) actionSets(w http.ResponseWriter, r *http.Request, s *session)
 	for _, a := range accounts.ServiceAccounts {
 		actorNames[a.ID] = a.Username
 	}
-	labels := map[string]string{}
-	for _, a := range actionLabels {
-		labels[a.ID] = a.Label
-	}
 	api := h.base + "/api/admin/projects/" + url.PathEscape(project) + "/actions"
 	choices := actionChoices{Endpoints: endpoints, Environments: envs.Environments, Accounts: accounts.ServiceAccounts,
 		Flags: flags.Features, ActionTypes: actionLabels, Operators: operators}
@@ -283,7 +283,7 @@ func (h *Handler) actionSets(w http.ResponseWriter, r *http.Request, s *session)
 	p.Data = map[string]any{
 		"Project": project, "Sets": sets, "Forms": forms,
 		"NewForm": newActionForm(actionSet{}, "POST", api, &choices), "Endpoints": endpoints, "EndpointNames": endpointNames,
-		"Accounts": accounts.ServiceAccounts, "ActorNames": actorNames, "ActionLabels": labels,
+		"Accounts": accounts.ServiceAccounts, "ActorNames": actorNames, "ActionLabels": actionLabelByID,
 		"API":    api,
 		"Picker": map[string]any{"Action": h.base + "/actions", "Project": project, "Projects": projects.Projects},
 	}
@@ -308,13 +308,7 @@ func (h *Handler) actionRuns(w http.ResponseWriter, r *http.Request, s *session)
 	project := chosenProject(r)
 	p := page{Title: "Action runs", Nav: "signals", Session: s}
 	sets, err := h.listActionSets(r, s, project)
-	if msg, ok := denied(err); ok {
-		p.Data = map[string]any{"Denied": msg}
-		h.render(w, r, "runs", p)
-		return
-	}
-	if err != nil {
-		h.fail(w, r, s, err)
+	if h.failed(w, r, "runs", p, err) {
 		return
 	}
 	var runs []actionRun
@@ -334,11 +328,7 @@ func (h *Handler) actionRuns(w http.ResponseWriter, r *http.Request, s *session)
 		Projects []named `json:"projects"`
 	}
 	_ = h.call(r, s, "GET", "/api/admin/projects", nil, &projects)
-	labels := map[string]string{}
-	for _, a := range actionLabels {
-		labels[a.ID] = a.Label
-	}
-	p.Data = map[string]any{"Project": project, "Runs": runs, "ActionLabels": labels,
+	p.Data = map[string]any{"Project": project, "Runs": runs, "ActionLabels": actionLabelByID,
 		"Picker": map[string]any{"Action": h.base + "/actions/runs", "Project": project, "Projects": projects.Projects}}
 	h.render(w, r, "runs", p)
 }
