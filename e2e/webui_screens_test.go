@@ -73,6 +73,15 @@ func (b *uiBrowser) noSideScroll(page string) {
 	}
 }
 
+// unlabelled lists the open page's controls that have no accessible name
+// (no label, aria-label or text).
+func (b *uiBrowser) unlabelled() string {
+	b.t.Helper()
+	return eval[string](b, `[...document.querySelectorAll("main input:not([type=hidden]), main select, main textarea, main button, main summary")]
+		.filter(e => !((e.labels && [...e.labels].some(l => l.textContent.trim())) || e.getAttribute("aria-label") || (e.tagName === "BUTTON" || e.tagName === "SUMMARY") && e.textContent.trim()))
+		.map(e => e.outerHTML.slice(0, 80)).join("\n")`)
+}
+
 // TestWebUIScreens walks the screens of issue 18 in real Chromium:
 // reorder a flag's strategies with the keyboard and see the API serve the
 // new order; choose a flag's type from a list; revoke an API token (after
@@ -236,6 +245,14 @@ func TestWebUIScreens(t *testing.T) {
 	admin.open(h.URL + "/signals")
 	if got := eval[string](admin, `document.querySelector("#endpoint-alerts").innerText`); !strings.Contains(got, `"severity":"fatal"`) || !strings.Contains(got, "token pager") {
 		t.Errorf("the endpoint's latest signals read %q", got)
+	}
+
+	// Every control of the screens has a name.
+	for _, page := range []string{"/projects/default/flags/ui-order", "/tokens", "/signals", "/actions", "/actions/runs"} {
+		admin.open(h.URL + page)
+		if got := admin.unlabelled(); got != "" {
+			t.Errorf("controls without a name on %s:\n%s", page, got)
+		}
 	}
 
 	// A Viewer sees none of the change controls, nor the Signals link.
