@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +172,15 @@ func TestWebUIScreens(t *testing.T) {
 		t.Error("the token's secret has no copy button")
 	}
 	admin.screenshot("21-signal-endpoint")
+	endpointEnabled := func() bool {
+		var list struct{ SignalEndpoints []struct{ Enabled bool } }
+		h.Do(t, "GET", "/api/admin/signal-endpoints", h.AdminToken, nil).Want(t, 200).JSON(t, &list)
+		return len(list.SignalEndpoints) == 1 && list.SignalEndpoints[0].Enabled
+	}
+	admin.do("switch the endpoint off", chromedp.Click(ep+`input[data-switch]`))
+	waitAPI(t, "the endpoint disabled", func() bool { return !endpointEnabled() })
+	admin.do("switch the endpoint on", chromedp.Click(ep+`input[data-switch]`))
+	waitAPI(t, "the endpoint enabled", endpointEnabled)
 
 	// An action set: when alerts gets severity=critical, switch ui-order off in development.
 	h.Do(t, "POST", "/api/admin/projects/default/features/ui-order/environments/development/on", h.AdminToken, nil).Want(t, 200)
@@ -299,4 +310,8 @@ func TestWebUIScreens(t *testing.T) {
 	admin.screenshot("24-flags-phone")
 	admin.open(h.URL + "/projects/default/flags/ui-order")
 	admin.screenshot("25-flag-phone")
+	// What the phone shows first, without scrolling.
+	if png, err := chromedp.Run(admin.ctx, chromedp.CaptureScreenshot()); err == nil {
+		_ = os.WriteFile(filepath.Join(screenshotDir, "26-flag-phone-first-screen.png"), png, 0o644)
+	}
 }
