@@ -125,7 +125,7 @@ func TestWebUIScreens(t *testing.T) {
 	admin.waitFor("the reload", `document.readyState === "complete" && !!document.querySelector("#up-`+ids["first"]+`")`)
 
 	// The flag's type is chosen from the flag types.
-	options := eval[string](admin, `[...document.querySelectorAll('form select[name="type"] option')].map(o => o.value).join()`)
+	options := eval[string](admin, `[...document.querySelector('form select[name="type"]').options].map(o => o.value).join()`)
 	if !strings.Contains(options, "kill-switch") || !strings.Contains(options, "release") {
 		t.Fatalf("the type select offers %q", options)
 	}
@@ -139,6 +139,10 @@ func TestWebUIScreens(t *testing.T) {
 		h.Do(t, "GET", "/api/admin/projects/default/features/ui-order", h.AdminToken, nil).Want(t, 200).JSON(t, &f)
 		return f.Type == "kill-switch"
 	})
+	admin.open(h.URL + "/flags/new") // the create-flag page offers the same list
+	if got := eval[string](admin, `[...document.querySelectorAll('#new-flag select#type option')].map(o => o.value).join()`); got != options {
+		t.Errorf("the create-flag page offers types %q, the flag page %q", got, options)
+	}
 
 	// Revoke a token: a "no" to the confirmation keeps it, a "yes" ends it.
 	var created struct{ Secret string }
