@@ -312,6 +312,8 @@ func TestWebUIScreens(t *testing.T) {
 	}
 	admin.open(h.URL + "/flags")
 	admin.screenshot("24-flags-phone")
+	admin.open(h.URL + "/actions")
+	admin.screenshot("27-actions-phone")
 	admin.open(h.URL + "/projects/default/flags/ui-order")
 	admin.screenshot("25-flag-phone")
 	// What the phone shows first, without scrolling.
