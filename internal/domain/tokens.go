@@ -30,6 +30,9 @@ var tokenPermissions = map[string][3]string{
 type TokenView struct {
 	store.APIToken
 	Project string `json:"project"`
+	// ID names the token without its secret (the hash it is stored by),
+	// so a list can revoke it: DELETE /api/admin/api-tokens/{id}.
+	ID string `json:"id"`
 }
 
 func viewToken(t store.APIToken) TokenView {
@@ -39,7 +42,7 @@ func viewToken(t store.APIToken) TokenView {
 	} else if len(t.Projects) > 1 {
 		project = "[]"
 	}
-	return TokenView{APIToken: t, Project: project}
+	return TokenView{APIToken: t, Project: project, ID: t.Hash}
 }
 
 // TokenEventData is an API token as its events record it.
@@ -164,15 +167,20 @@ func CreateAPIToken(tx *store.Tx, p *Principal, in APITokenInput) (TokenView, er
 	return viewToken(t), nil
 }
 
-// DeleteAPIToken deletes the API token with secret as p (who needs the
-// delete permission of its type), with its event; an unknown token is a
-// no-op, as in Unleash.
+// DeleteAPIToken deletes the API token with secret (or with the id the
+// list shows) as p (who needs the delete permission of its type), with its
+// event; an unknown token is a no-op, as in Unleash.
 func DeleteAPIToken(tx *store.Tx, p *Principal, secret string) error {
 	if !p.Can(PermDeleteClientToken, "", "") && !p.Can(PermDeleteFrontendToken, "", "") {
 		return Forbidden(PermDeleteClientToken, "")
 	}
 	hash := store.HashSecret(secret)
 	t, err := tx.APITokenByHash(hash)
+	if apierr.IsKind(err, apierr.KindNotFound) && isTokenID(secret) {
+		// Not a secret but a token's id, as the list shows it.
+		hash = secret
+		t, err = tx.APITokenByHash(hash)
+	}
 	if apierr.IsKind(err, apierr.KindNotFound) {
 		return nil
 	}
@@ -186,6 +194,20 @@ func DeleteAPIToken(tx *store.Tx, p *Principal, secret string) error {
 		return err
 	}
 	return tx.Event(store.NewEvent{Type: "api-token-deleted", Actor: p.Actor(), Project: viewToken(t).Project, Environment: t.Environment, PreData: TokenEventData(t)})
+}
+
+// isTokenID reports whether s has the shape of a TokenView.ID (a hex
+// SHA-256), which no secret has (secrets carry ':' and '.').
+func isTokenID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // SetAPITokenExpiry changes when the API token with secret expires as p

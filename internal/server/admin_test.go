@@ -182,11 +182,29 @@ func TestAPITokens(t *testing.T) {
 		h.Do(t, "DELETE", "/api/admin/api-tokens/"+secret, h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "GET", "/api/client/features", secret, nil).WantError(t, 401, "AuthenticationRequired")
 		h.Do(t, "DELETE", "/api/admin/api-tokens/unknown", h.AdminToken, nil).Want(t, 200)
+
 		var body struct{ Events []map[string]any }
 		h.Do(t, "POST", "/api/admin/events/search", h.AdminToken, map[string]any{"type": "api-token-deleted"}).Want(t, 200).JSON(t, &body)
 		if len(body.Events) != 1 || body.Events[0]["environment"] != "production" || strings.Contains(string(mustJSON(t, body.Events[0])), secret) {
 			t.Fatalf("delete event: %v", body.Events)
 		}
+		// The list's id revokes a token without its secret (as the web UI does).
+		var tokens struct {
+			Tokens []struct{ ID, TokenName string }
+		}
+		h.Do(t, "GET", "/api/admin/api-tokens", h.AdminToken, nil).Want(t, 200).JSON(t, &tokens)
+		feSecret := fe["secret"].(string)
+		for _, tk := range tokens.Tokens {
+			if tk.TokenName == "web" {
+				if len(tk.ID) != 64 || strings.Contains(feSecret, tk.ID) {
+					t.Fatalf("token id %q", tk.ID)
+				}
+				h.Do(t, "DELETE", "/api/admin/api-tokens/"+tk.ID, editor, nil).WantError(t, 403, "NoAccessError")
+				h.Do(t, "GET", "/api/frontend", feSecret, nil).Want(t, 200)
+				h.Do(t, "DELETE", "/api/admin/api-tokens/"+tk.ID, h.AdminToken, nil).Want(t, 200)
+			}
+		}
+		h.Do(t, "GET", "/api/frontend", feSecret, nil).Want(t, 401)
 	})
 }
 

@@ -28,6 +28,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /tokens", h.withSession(h.tokens))
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
+	h.signalRoutes()
 	m.HandleFunc("GET /account", h.withSession(func(w http.ResponseWriter, r *http.Request, s *session) {
 		h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s})
 	}))
@@ -213,6 +214,9 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		Events []event `json:"events"`
 	}
 	var usage map[string]any
+	var types struct {
+		Types []named `json:"types"`
+	}
 	for _, c := range []struct {
 		path string
 		out  any
@@ -220,7 +224,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		{"/api/admin/segments", &segments}, {"/api/admin/strategies", &strategies}, {"/api/admin/context", &fields},
 		{"/api/admin/features/" + url.PathEscape(name) + "/tags", &tags}, {"/api/admin/tag-types", &tagTypes},
 		{"/api/admin/events/" + url.PathEscape(name), &events},
-		{"/api/admin/client-metrics/features/" + url.PathEscape(name), &usage},
+		{"/api/admin/client-metrics/features/" + url.PathEscape(name), &usage}, {"/api/admin/feature-types", &types},
 	} {
 		if err := h.call(r, s, "GET", c.path, nil, c.out); err != nil {
 			h.fail(w, r, s, err)
@@ -235,7 +239,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		"Flag": flag, "Project": project, "Name": name, "API": h.base + base,
 		"Segments": segments.Segments, "SegmentNames": segmentNames, "StrategyTypes": strategies.Strategies, "ContextFields": fields,
 		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": diffEvents(events.Events), "Operators": operators,
-		"Chart": exposureChart(usage),
+		"Chart": exposureChart(usage), "Types": types.Types, "Moves": strategyMoves(flag, h.base+base),
 	}})
 }
 

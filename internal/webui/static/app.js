@@ -70,8 +70,16 @@
         if (o.payload && (o.payload.value === undefined || o.payload.type === undefined)) delete o.payload;
         return o;
       });
-      setPath(out, list.dataset.list, items);
+      setPath(out, list.dataset.list, list.dataset.keyBy ? keyed(items, list.dataset.keyBy) : items);
     }
+    return out;
+  }
+
+  // keyed turns list items into an object keyed by one of their fields
+  // (for maps such as an action set's payload filters).
+  function keyed(items, key) {
+    const out = {};
+    for (const it of items) { const k = it[key]; delete it[key]; out[k] = it; }
     return out;
   }
 
@@ -112,7 +120,7 @@
     if (where === "show-secret") {
       const box = form.querySelector("[data-secret]");
       box.hidden = false;
-      box.querySelector("output").textContent = r.data.secret;
+      box.querySelector("output").textContent = r.data[box.dataset.secret || "secret"];
       return;
     }
     location.href = form ? fill(where, form) : where;
@@ -152,12 +160,14 @@
       }
       const r = await api(el.dataset.method || "POST", el.dataset.call, body);
       if (!r.ok) { toast(message(r)); return; }
+      if (el.dataset.refocus) sessionStorage.setItem("bunting-refocus", el.dataset.refocus);
       then(el.dataset.then, r);
     } else if (el.dataset.add) {
       const form = el.closest("form");
       const tpl = form.querySelector('template[data-template="' + el.dataset.add + '"]');
       const list = form.querySelector('[data-list="' + el.dataset.add + '"]');
       list.appendChild(tpl.content.cloneNode(true));
+      list.lastElementChild.querySelectorAll("[data-shows]").forEach(shownFor);
       const first = list.lastElementChild && list.lastElementChild.querySelector("input, select");
       if (first) first.focus();
     } else if (el.hasAttribute("data-remove")) {
@@ -190,6 +200,8 @@
       toast(r.ok ? "Saved." : message(r));
     } else if (el.matches && el.matches("[data-strategy-select]")) {
       strategyFields(el);
+    } else if (el.matches && el.matches("[data-shows]")) {
+      shownFor(el);
     }
   });
 
@@ -199,6 +211,18 @@
       const mine = fs.dataset.forStrategy === select.value;
       fs.disabled = !mine;
       fs.hidden = !mine;
+    });
+  }
+
+  // shownFor shows, in the select's list item (or form), the labels whose
+  // data-shown-for lists the chosen value, and disables the others' fields
+  // so they are not sent.
+  function shownFor(select) {
+    const scope = select.closest("[data-item]") || select.form;
+    scope.querySelectorAll("[data-shown-for]").forEach((label) => {
+      const mine = label.dataset.shownFor.split(" ").includes(select.value);
+      label.hidden = !mine;
+      label.querySelectorAll("input, select").forEach((f) => { f.disabled = !mine; });
     });
   }
 
@@ -239,6 +263,13 @@
 
   function init() {
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
+    document.querySelectorAll("[data-shows]").forEach(shownFor);
+    // After a reload a button asked for, focus returns to it (or the first
+    // of its listed stand-ins), so keyboard users keep their place.
+    const refocus = sessionStorage.getItem("bunting-refocus");
+    sessionStorage.removeItem("bunting-refocus");
+    const target = refocus && refocus.split(" ").map((id) => document.getElementById(id)).find(Boolean);
+    if (target) target.focus();
   }
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:configRequest", (ev) => { ev.detail.headers["X-CSRF-Token"] = meta("csrf-token"); });
