@@ -29,7 +29,9 @@
 // featureenv.go (a flag in an environment: on/off, the default strategy,
 // variants), strategies.go, features.go, environments.go, projects.go,
 // segments.go, dependencies.go, tags.go, contextfields.go,
-// strategytypes.go, tokens.go, users.go, stale.go, state.go, and the
+// strategytypes.go, tokens.go, users.go, stale.go, state.go, versions.go
+// (the version of a flag or segment, and If-Match checked in a change's
+// transaction), and the
 // validation they share (validate.go, jsvalues.go for JavaScript's number
 // and date rules, jsonpatch.go).
 package domain
