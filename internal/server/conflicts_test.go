@@ -98,6 +98,7 @@ func TestTwoEditorsOfAFlag(t *testing.T) {
 			{"POST", "/api/admin/features/f/tags"},
 			{"POST", f + "/dependencies"},
 			{"POST", "/api/admin/features/f/stale/on"},
+			{"POST", f + "/clone"},
 		}
 		bodies := map[string]any{
 			"PUT " + f:   map[string]any{"description": "A's"},
@@ -106,6 +107,7 @@ func TestTwoEditorsOfAFlag(t *testing.T) {
 			"PUT " + envPath("f", "production") + "/variants":    []any{map[string]any{"name": "a", "weight": 1000, "weightType": "variable", "stickiness": "default"}},
 			"POST /api/admin/features/f/tags":                    map[string]any{"type": "simple", "value": "a"},
 			"POST " + f + "/dependencies":                        map[string]any{"feature": "parent"},
+			"POST " + f + "/clone":                               map[string]any{"name": "copy"},
 		}
 		for _, c := range stale {
 			h.Do(t, c.method, c.path, h.AdminToken, bodies[c.method+" "+c.path], "If-Match", seenByA).
@@ -238,4 +240,33 @@ func TestTwoEditorsOfASegment(t *testing.T) {
 		}
 		h.Do(t, "DELETE", path, h.AdminToken, nil, "If-Match", res.Header.Get("ETag")).Want(t, 204)
 	})
+}
+
+// TestOpenAPIDocumentsIfMatch: the OpenAPI document offers If-Match and its
+// 412 on a flag change, and not on other changes.
+func TestOpenAPIDocumentsIfMatch(t *testing.T) {
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct{ Name, In string }
+			Responses  map[string]any
+		}
+	}
+	h.Do(t, "GET", "/docs/openapi.json", "", nil).Want(t, 200).JSON(t, &doc)
+	hasIfMatch := func(path, method string) bool {
+		op := doc.Paths[path][method]
+		for _, p := range op.Parameters {
+			if p.Name == "If-Match" && p.In == "header" {
+				_, ok := op.Responses["412"]
+				return ok
+			}
+		}
+		return false
+	}
+	if !hasIfMatch("/api/admin/features/{featureName}/tags", "post") {
+		t.Errorf("tagging a flag documents no If-Match with its 412")
+	}
+	if hasIfMatch("/api/admin/strategies/{name}", "put") {
+		t.Errorf("a strategy type change documents If-Match, which it ignores")
+	}
 }

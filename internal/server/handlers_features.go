@@ -116,7 +116,7 @@ func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.ReviveFeature(tx, p, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.ReviveFeature(tx, p, name) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
@@ -124,7 +124,7 @@ func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteFeature(tx, p, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.DeleteFeature(tx, p, name) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
@@ -145,7 +145,7 @@ func (s *Server) cloneFeature(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := domain.PrincipalFrom(r.Context())
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		_, err := domain.CloneFeature(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), body)
 		return err
 	})

@@ -200,12 +200,32 @@ func openAPIOperation(op apiOperation) jsonObj {
 		out["parameters"] = params
 		responses["404"] = errRef("NotFoundError")
 	}
+	if strings.Contains(op.Path, "{featureName}") || strings.Contains(op.Path, "{segmentId}") {
+		conditional(op, ok, responses, &params, errRef)
+	}
+	if len(params) > 0 {
+		out["parameters"] = params
+	}
 	if op.Body != "" {
 		out["requestBody"] = jsonObj{"required": true, "content": jsonObj{"application/json": jsonObj{"schema": jsonObj{"$ref": "#/components/schemas/" + op.Body}}}}
 		responses["400"] = errRef("ValidationError")
 		responses["415"] = errRef("ContentTypeError")
 	}
 	return out
+}
+
+// conditional documents versions (preconditions.go): the ETag of a flag
+// or segment read, and If-Match with its 412 on a change to one.
+func conditional(op apiOperation, ok, responses jsonObj, params *[]any, errRef func(string) jsonObj) {
+	if op.Method == "GET" {
+		if strings.HasSuffix(op.Path, "{featureName}") || strings.HasSuffix(op.Path, "{segmentId}") {
+			ok["headers"] = jsonObj{"ETag": jsonObj{"description": "The object's version, for If-Match", "schema": jsonObj{"type": "string"}}}
+		}
+		return
+	}
+	*params = append(*params, jsonObj{"name": "If-Match", "in": "header", "required": false, "schema": jsonObj{"type": "string"},
+		"description": "The version (ETag) of the flag or segment the change is based on: without it nothing is checked; when someone changed the object since, the answer is 412 and nothing changes. The answer's ETag is the new version."})
+	responses["412"] = errRef("PreconditionFailedError")
 }
 
 // operationID derives a stable id from the method and path.
