@@ -93,17 +93,20 @@ func TestWebUIConflict(t *testing.T) {
 		return strings.Contains(string(h.Do(t, "GET", "/api/admin/projects/default/features/shared/environments/development", h.AdminToken, nil).Body), `"enabled":true`)
 	})
 	alice.waitFor("the switch settled", `!document.querySelector("#env-development input[data-switch]").disabled`)
+	bob.open(flagPage) // Bob sees it on
+	bob.waitFor("Bob's page with the flag on", `document.querySelector("#env-development input[data-switch]").checked`)
 	alice.set(meta+`input[name="description"]`, "Alice's description")
 	alice.do("Alice saves the description", chromedp.Click(meta+`button[type="submit"]`))
 	alice.waitFor("her description saved", `document.querySelector("main .muted").textContent.includes("Alice's description")`)
 
-	// Bob, whose page is now stale, flips the switch: refused, switched back,
-	// with the conflict on top of the page.
+	// Bob, whose page is now stale (it lacks Alice's description), switches
+	// the flag off: refused, his switch back on, the conflict on top of the
+	// page, the flag still on.
 	bob.do("Bob switches off", chromedp.Click(env+`input[data-switch]`))
 	bob.waitFor("the conflict banner", `(document.querySelector("#conflict") || {}).textContent !== undefined &&
 		document.querySelector("#conflict").textContent.includes("This flag was changed by admin since you opened it")`)
-	if eval[bool](bob, `document.querySelector("#env-development input[data-switch]").checked`) {
-		t.Errorf("Bob's refused switch shows on")
+	if !eval[bool](bob, `document.querySelector("#env-development input[data-switch]").checked`) {
+		t.Errorf("Bob's refused switch shows off")
 	}
 	bob.screenshot("10-conflict-switch")
 	if !strings.Contains(string(h.Do(t, "GET", "/api/admin/projects/default/features/shared/environments/development", h.AdminToken, nil).Body), `"enabled":true`) {
