@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -268,5 +269,45 @@ func TestOpenAPIDocumentsIfMatch(t *testing.T) {
 	}
 	if hasIfMatch("/api/admin/strategies/{name}", "put") {
 		t.Errorf("a strategy type change documents If-Match, which it ignores")
+	}
+}
+
+// TestEveryFlagAndSegmentChangeHonoursIfMatch walks the route table: every
+// admin change whose path names a flag or a segment refuses a stale
+// If-Match with 412 and changes nothing, so a route added later without
+// s.change fails here.
+func TestEveryFlagAndSegmentChangeHonoursIfMatch(t *testing.T) {
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	createFlag(t, h, "f")
+	sg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "s",
+		"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"1"}}}}).Want(t, 201).Map(t)
+	h.Do(t, "DELETE", featurePath("f"), h.AdminToken, nil).Want(t, 202)
+	h.Do(t, "POST", "/api/admin/archive/revive/f", h.AdminToken, nil).Want(t, 200)
+	values := map[string]string{"projectId": "default", "featureName": "f", "segmentId": fmt.Sprint(sg["id"]),
+		"environment": "development", "strategyId": "x", "parent": "p", "type": "simple", "value": "v"}
+	checked := 0
+	for _, rt := range h.Server.Routes() {
+		method, path, _ := strings.Cut(rt.Pattern, " ")
+		if rt.Surface != "admin" || method == "GET" || (!strings.Contains(path, "{featureName}") && !strings.Contains(path, "{segmentId}")) {
+			continue
+		}
+		for name, v := range values {
+			path = strings.ReplaceAll(path, "{"+name+"}", v)
+		}
+		before := flagEventCount(t, h, "f")
+		res := h.Do(t, method, path, h.AdminToken, "{}", "If-Match", `"stale"`)
+		if res.Status == http.StatusBadRequest { // a body that must be a list
+			res = h.Do(t, method, path, h.AdminToken, "[]", "If-Match", `"stale"`)
+		}
+		if res.Status != http.StatusPreconditionFailed {
+			t.Errorf("%s with a stale If-Match: %s, want 412", rt.Pattern, res)
+		}
+		if n := flagEventCount(t, h, "f"); n != before {
+			t.Errorf("%s with a stale If-Match wrote %d events", rt.Pattern, n-before)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d flag and segment changes in the route table", checked)
 	}
 }
