@@ -35,6 +35,7 @@ const (
 	KindMethodNotAllowed
 	KindUnavailable
 	KindNotImplemented
+	KindPreconditionFailed
 )
 
 var kindInfo = map[Kind]struct {
@@ -53,6 +54,7 @@ var kindInfo = map[Kind]struct {
 	KindMethodNotAllowed:     {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
 	KindUnavailable:          {http.StatusServiceUnavailable, "ServiceUnavailableError"},
 	KindNotImplemented:       {http.StatusNotImplemented, "NotImplementedError"},
+	KindPreconditionFailed:   {http.StatusPreconditionFailed, "PreconditionFailedError"},
 }
 
 // Error is a domain error with a kind and a message for the caller.
@@ -149,6 +151,12 @@ func Unsupported(format string, args ...any) *Error {
 // NotImplemented reports an endpoint that is switched off by configuration.
 func NotImplemented(format string, args ...any) *Error {
 	return newf(KindNotImplemented, format, args...)
+}
+
+// PreconditionFailed reports a change made on a version of an object that
+// is no longer current (If-Match): someone else changed it meanwhile.
+func PreconditionFailed(format string, args ...any) *Error {
+	return newf(KindPreconditionFailed, format, args...)
 }
 
 // Internal wraps an unexpected failure. The cause is logged; the caller

@@ -35,6 +35,7 @@ func TestConstructorsStatusAndName(t *testing.T) {
 		{apierr.UnsupportedMediaType("bad %s", "x"), apierr.KindUnsupportedMediaType, 415, "ContentTypeError"},
 		{apierr.RateLimited(7, "bad %s", "x"), apierr.KindRateLimited, 429, "RateLimitError"},
 		{apierr.Unavailable("bad %s", "x"), apierr.KindUnavailable, 503, "ServiceUnavailableError"},
+		{apierr.PreconditionFailed("bad %s", "x"), apierr.KindPreconditionFailed, 412, "PreconditionFailedError"},
 		{apierr.NotImplemented("bad %s", "x"), apierr.KindNotImplemented, 501, "NotImplementedError"},
 		{&apierr.Error{Kind: apierr.KindMethodNotAllowed, Message: "bad x"}, apierr.KindMethodNotAllowed, 405, "MethodNotAllowedError"},
 	}

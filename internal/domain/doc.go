@@ -37,7 +37,9 @@
 // (service accounts, personal tokens, root roles), accounts.go (people,
 // passwords, the first admin), sessions.go (sign-in and its rate limit,
 // sessions), signals.go (signal endpoints and their tokens), actions.go
-// (action sets and action types), stale.go, state.go, and the
+// (action sets and action types), stale.go, state.go, versions.go (the
+// version of a flag or segment, and If-Match checked in a change's
+// transaction), and the
 // validation they share (validate.go, jsvalues.go for JavaScript's number
 // and date rules, jsonpatch.go).
 package domain

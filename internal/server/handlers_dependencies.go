@@ -33,7 +33,7 @@ func (s *Server) deleteDependencies(w http.ResponseWriter, r *http.Request) erro
 // changeDependencies runs op on the path's flag in a transaction.
 func (s *Server) changeDependencies(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, child string) error) error {
 	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, p, project, child) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p, project, child) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)

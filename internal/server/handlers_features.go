@@ -26,7 +26,8 @@ func (s *Server) createFeature(w http.ResponseWriter, r *http.Request) error {
 	return s.respondFeature(w, r, http.StatusCreated, created.Name)
 }
 
-// respondFeature sends the flag's full view.
+// respondFeature sends the flag's full view, with its version as the ETag
+// (domain.FeatureVersion, for If-Match).
 func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status int, name string) error {
 	q := s.store.Q(r.Context())
 	f, err := q.Feature(name)
@@ -37,6 +38,11 @@ func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status i
 	if err != nil {
 		return err
 	}
+	etag, err := domain.FeatureVersion(q, v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag)
 	return httpjson.Write(w, status, v)
 }
 
@@ -94,7 +100,7 @@ func (s *Server) patchFeature(w http.ResponseWriter, r *http.Request) error {
 // with the flag.
 func (s *Server) changeFeature(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, name string) error) error {
 	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, p, project, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p, project, name) }); err != nil {
 		return err
 	}
 	return s.respondFeature(w, r, http.StatusOK, name)
@@ -102,7 +108,7 @@ func (s *Server) changeFeature(w http.ResponseWriter, r *http.Request, op func(t
 
 func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
 	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.ArchiveFeature(tx, p, project, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.ArchiveFeature(tx, p, project, name) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusAccepted)
@@ -110,7 +116,7 @@ func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.ReviveFeature(tx, p, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.ReviveFeature(tx, p, name) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
@@ -118,7 +124,7 @@ func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteFeature(tx, p, name) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.DeleteFeature(tx, p, name) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
@@ -139,7 +145,7 @@ func (s *Server) cloneFeature(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := domain.PrincipalFrom(r.Context())
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		_, err := domain.CloneFeature(tx, p, r.PathValue("projectId"), r.PathValue("featureName"), body)
 		return err
 	})

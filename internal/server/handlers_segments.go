@@ -35,6 +35,11 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	etag, err := domain.SegmentVersion(sg)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag)
 	return httpjson.Write(w, http.StatusOK, sg)
 }
 
@@ -66,7 +71,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.UpdateSegment(tx, p, id, body) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.UpdateSegment(tx, p, id, body) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusNoContent)
@@ -78,7 +83,7 @@ func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteSegment(tx, p, id) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.DeleteSegment(tx, p, id) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusNoContent)

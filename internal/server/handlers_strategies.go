@@ -36,7 +36,7 @@ func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabl
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var view domain.FeatureView
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		f, strategies, err := domain.SetEnabled(tx, p, project, feature, env, enabled, activateDisabledParam(r))
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func (s *Server) addStrategy(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var created store.Strategy
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+	err := s.change(w, r, func(tx *store.Tx) (err error) {
 		created, err = domain.AddStrategy(tx, p, project, feature, env, body)
 		return err
 	})
@@ -152,7 +152,7 @@ func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var updated store.Strategy
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+	err := s.change(w, r, func(tx *store.Tx) (err error) {
 		updated, err = domain.UpdateStrategy(tx, p, project, feature, env, r.PathValue("strategyId"), body)
 		return err
 	})
@@ -170,7 +170,7 @@ func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var updated store.Strategy
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+	err := s.change(w, r, func(tx *store.Tx) (err error) {
 		updated, err = domain.PatchStrategy(tx, p, project, feature, env, r.PathValue("strategyId"), ops)
 		return err
 	})
@@ -183,7 +183,7 @@ func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		return domain.DeleteStrategy(tx, p, project, feature, env, r.PathValue("strategyId"))
 	})
 	if err != nil {
@@ -200,7 +200,7 @@ func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error
 	}
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		return domain.ReorderStrategies(tx, p, project, feature, env, body)
 	})
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) 
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var variants any
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		vs, err := domain.SetVariants(tx, p, project, feature, env, body)
 		variants = vs
 		return err

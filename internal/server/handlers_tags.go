@@ -61,7 +61,7 @@ func (s *Server) deleteTagType(w http.ResponseWriter, r *http.Request) error {
 // changeTags runs op in a transaction and answers 200.
 func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal) error) error {
 	p := domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, p) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p) }); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
@@ -119,7 +119,7 @@ func (s *Server) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := domain.PrincipalFrom(r.Context())
-	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.TagFeature(tx, p, r.PathValue("featureName"), t) }); err != nil {
+	if err := s.change(w, r, func(tx *store.Tx) error { return domain.TagFeature(tx, p, r.PathValue("featureName"), t) }); err != nil {
 		return err
 	}
 	httpjson.SetLocation(w, "%s/tags", r.PathValue("featureName"))
@@ -140,7 +140,7 @@ func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error
 	p := domain.PrincipalFrom(r.Context())
 	name := r.PathValue("featureName")
 	var tags []store.Tag
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+	err := s.change(w, r, func(tx *store.Tx) error {
 		if err := domain.ChangeFeatureTags(tx, p, name, body.AddedTags, body.RemovedTags); err != nil {
 			return err
 		}

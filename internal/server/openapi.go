@@ -91,8 +91,13 @@ func openAPIOperation(sr *schemaReflector, rt Route, method, path string, errSch
 		}
 	}
 	if len(params) > 0 {
-		out["parameters"] = params
 		responses["404"] = errResp("NotFoundError")
+	}
+	if strings.Contains(path, "{featureName}") || strings.Contains(path, "{segmentId}") {
+		conditional(method, path, ok, responses, &params, errResp)
+	}
+	if len(params) > 0 {
+		out["parameters"] = params
 	}
 	if d.Body != nil {
 		out["requestBody"] = jsonObj{"required": true, "content": jsonContent(sr.schema(d.Body))}
@@ -100,6 +105,20 @@ func openAPIOperation(sr *schemaReflector, rt Route, method, path string, errSch
 		responses["415"] = errResp("ContentTypeError")
 	}
 	return out
+}
+
+// conditional documents versions (preconditions.go): the ETag of a flag
+// or segment read, and If-Match with its 412 on a change to one.
+func conditional(method, path string, ok, responses jsonObj, params *[]any, errResp func(string) jsonObj) {
+	if method == "GET" {
+		if strings.HasSuffix(path, "{featureName}") || strings.HasSuffix(path, "{segmentId}") {
+			ok["headers"] = jsonObj{"ETag": jsonObj{"description": "The object's version, for If-Match", "schema": jsonObj{"type": "string"}}}
+		}
+		return
+	}
+	*params = append(*params, jsonObj{"name": "If-Match", "in": "header", "required": false, "schema": jsonObj{"type": "string"},
+		"description": "The version (ETag) of the flag or segment the change is based on: without it nothing is checked; when someone changed the object since, the answer is 412 and nothing changes. The answer's ETag is the new version."})
+	responses["412"] = errResp("PreconditionFailedError")
 }
 
 // operationID derives a stable id from the method and path.

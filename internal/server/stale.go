@@ -72,7 +72,7 @@ func (s *Server) staleOff(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) setFeatureStale(w http.ResponseWriter, r *http.Request, stale bool) error {
 	p := domain.PrincipalFrom(r.Context())
 	var f store.Feature
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+	err := s.change(w, r, func(tx *store.Tx) (err error) {
 		f, err = domain.SetFeatureStale(tx, p, r.PathValue("featureName"), stale)
 		return err
 	})

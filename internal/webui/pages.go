@@ -23,7 +23,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /projects/{project}/flags/{name}", h.withSession(h.flag))
 	m.HandleFunc("GET /events", h.withSession(h.events))
 	m.HandleFunc("GET /playground", h.withSession(h.playground))
-	m.HandleFunc("GET /segments", h.withSession(h.simpleList("segments", "Segments", "/api/admin/segments")))
+	m.HandleFunc("GET /segments", h.withSession(h.simpleList("segments", "Segments", "/api/admin/segments", h.segmentVersions)))
 	m.HandleFunc("GET /context", h.withSession(h.simpleList("context", "Context fields", "/api/admin/context")))
 	m.HandleFunc("GET /tokens", h.withSession(h.tokens))
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
@@ -177,7 +177,8 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 	project, name := r.PathValue("project"), r.PathValue("name")
 	base := "/api/admin/projects/" + url.PathEscape(project) + "/features/" + url.PathEscape(name)
 	var flag map[string]any
-	if err := h.call(r, s, "GET", base, nil, &flag); err != nil {
+	version, err := h.callETag(r, s, "GET", base, nil, &flag)
+	if err != nil {
 		var ae *apiError
 		if asAPI(err, &ae) && ae.Status == http.StatusNotFound {
 			// Archived flags are read from the archive.
@@ -239,7 +240,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		"Flag": flag, "Project": project, "Name": name, "API": h.base + base,
 		"Segments": segments.Segments, "SegmentNames": segmentNames, "StrategyTypes": strategies.Strategies, "ContextFields": fields,
 		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": diffEvents(events.Events), "Operators": operators,
-		"Chart": exposureChart(usage), "Types": types.Types, "Moves": strategyMoves(flag, h.base+base),
+		"Chart": exposureChart(usage), "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
 	}})
 }
 
@@ -393,8 +394,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, s *session) {
 	h.render(w, r, "events", page{Title: "Event log", Nav: "events", Session: s, Data: data})
 }
 
-// simpleList reads one list endpoint for a page.
-func (h *Handler) simpleList(name, title, path string) func(http.ResponseWriter, *http.Request, *session) {
+// simpleList reads one list endpoint for a page; extras add to the page's
+// data.
+func (h *Handler) simpleList(name, title, path string, extras ...func(*http.Request, *session, map[string]any) error) func(http.ResponseWriter, *http.Request, *session) {
 	return func(w http.ResponseWriter, r *http.Request, s *session) {
 		var out any
 		if err := h.call(r, s, "GET", path, nil, &out); err != nil {
@@ -405,8 +407,33 @@ func (h *Handler) simpleList(name, title, path string) func(http.ResponseWriter,
 			Projects []named `json:"projects"`
 		}
 		_ = h.call(r, s, "GET", "/api/admin/projects", nil, &projects)
-		h.render(w, r, name, page{Title: title, Nav: name, Session: s, Data: map[string]any{"List": out, "Projects": projects.Projects, "Operators": operators}})
+		data := map[string]any{"List": out, "Projects": projects.Projects, "Operators": operators}
+		for _, extra := range extras {
+			if err := extra(r, s, data); err != nil {
+				h.fail(w, r, s, err)
+				return
+			}
+		}
+		h.render(w, r, name, page{Title: title, Nav: name, Session: s, Data: data})
 	}
+}
+
+// segmentVersions adds each listed segment's version (Versions, by id),
+// which the page's changes to it send as If-Match.
+func (h *Handler) segmentVersions(r *http.Request, s *session, data map[string]any) error {
+	list, _ := data["List"].(map[string]any)
+	segments, _ := list["segments"].([]any)
+	versions := map[string]string{}
+	for _, sg := range segments {
+		id := fmt.Sprint(sg.(map[string]any)["id"])
+		v, err := h.callETag(r, s, "GET", "/api/admin/segments/"+url.PathEscape(id), nil, nil)
+		if err != nil {
+			return err
+		}
+		versions[id] = v
+	}
+	data["Versions"] = versions
+	return nil
 }
 
 func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, s *session) {

@@ -155,17 +155,24 @@ func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Mes
 // JSON with the session's CSRF token (used only for the event search,
 // which reads through POST).
 func (h *Handler) call(r *http.Request, s *session, method, path string, body, out any) error {
+	_, err := h.callETag(r, s, method, path, body, out)
+	return err
+}
+
+// callETag is call that also returns the answer's ETag: the version of
+// the flag or segment read, which the page's changes send as If-Match.
+func (h *Handler) callETag(r *http.Request, s *session, method, path string, body, out any) (string, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return "", err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req.Header.Set("Cookie", r.Header.Get("Cookie"))
 	req.RemoteAddr = r.RemoteAddr
@@ -180,12 +187,13 @@ func (h *Handler) call(r *http.Request, s *session, method, path string, body, o
 	if rec.Code < 200 || rec.Code > 299 {
 		var e struct{ Message string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &e)
-		return &apiError{Status: rec.Code, Message: e.Message}
+		return "", &apiError{Status: rec.Code, Message: e.Message}
 	}
+	etag := rec.Header().Get("ETag")
 	if out == nil {
-		return nil
+		return etag, nil
 	}
-	return json.Unmarshal(rec.Body.Bytes(), out)
+	return etag, json.Unmarshal(rec.Body.Bytes(), out)
 }
 
 // session is who is signed in, as GET /api/admin/user/session says.

@@ -5,14 +5,33 @@
   const meta = (n) => (document.querySelector('meta[name="' + n + '"]') || {}).content || "";
   const base = meta("base-path");
 
+  // versionFor finds the version this page shows of the flag or segment
+  // that url changes: an element with data-etag (the version the server
+  // gave when it drew the page) and data-scope (the object's API URLs).
+  function versionFor(url) {
+    for (const el of document.querySelectorAll("[data-etag][data-scope]")) {
+      for (const scope of el.dataset.scope.split(" ")) {
+        if (scope && (url === scope || url.startsWith(scope + "/") || url.startsWith(scope + "?"))) return el;
+      }
+    }
+    return null;
+  }
+
+  // api makes one admin API call. A change to a flag or segment that the
+  // page shows carries its version as If-Match, so that the server refuses
+  // it (412) if someone else changed the object meanwhile; a successful
+  // change answers with the new version, which the page keeps.
   async function api(method, url, body) {
     const headers = { "X-CSRF-Token": meta("csrf-token"), "Accept": "application/json" };
     const init = { method, headers, credentials: "same-origin" };
+    const version = method === "GET" ? null : versionFor(url);
+    if (version && version.dataset.etag) headers["If-Match"] = version.dataset.etag;
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
     const res = await fetch(url, init);
+    if (res.ok && version && res.headers.get("ETag")) version.dataset.etag = res.headers.get("ETag");
     let data = null;
     const text = await res.text();
     try { data = text ? JSON.parse(text) : null; } catch (e) { data = { message: text }; }
@@ -87,7 +106,84 @@
     form.querySelectorAll(".field-error").forEach((e) => e.remove());
     form.querySelectorAll("[aria-invalid]").forEach((e) => e.removeAttribute("aria-invalid"));
     const box = form.querySelector("[data-error]");
-    if (box) box.textContent = "";
+    if (box) { box.textContent = ""; box.classList.remove("conflict"); }
+  }
+
+  // failed shows a refused change: a conflict (412) with its reload offer,
+  // anything else next to the form's fields or as a toast.
+  function failed(r, form) {
+    if (r.status === 412) conflict(r, form);
+    else if (form) showError(form, message(r));
+    else toast(message(r));
+  }
+
+  // conflict shows that someone changed this flag or segment since the page
+  // was drawn, where the change was asked (the form's error box, else a
+  // banner on top of the page), with a button that reloads the page and
+  // puts the form's unsaved input back (keepInput, restoreInput). The
+  // form keeps what was typed until then.
+  function conflict(r, form) {
+    let box = form && form.querySelector("[data-error]");
+    if (!box) {
+      box = document.getElementById("conflict") || document.createElement("div");
+      box.id = "conflict";
+      box.setAttribute("role", "alert");
+      document.getElementById("main").prepend(box);
+    }
+    box.classList.add("conflict");
+    box.textContent = "";
+    const text = document.createElement("span");
+    text.textContent = message(r) + " ";
+    const reload = document.createElement("button");
+    reload.type = "button";
+    reload.dataset.reloadKeeping = "";
+    reload.textContent = form ? "Reload, keeping what I typed" : "Reload";
+    box.append(text, reload);
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  const UNSAVED = "bunting-unsaved-input";
+
+  // keepInput saves a form's fields for restoreInput after a reload.
+  function keepInput(form) {
+    const lists = {};
+    form.querySelectorAll("[data-list]").forEach((l) => { lists[l.dataset.list] = l.querySelectorAll(":scope > [data-item]").length; });
+    const fields = Array.from(form.elements).filter((el) => el.name).map((el) =>
+      el.type === "checkbox" ? el.checked : el.multiple ? Array.from(el.selectedOptions).map((o) => o.value) : el.value);
+    const index = Array.from(document.querySelectorAll("form[data-api]")).indexOf(form);
+    sessionStorage.setItem(UNSAVED, JSON.stringify({ page: location.pathname, index, api: form.dataset.api, lists, fields }));
+  }
+
+  // restoreInput puts back the input keepInput saved, in the same form of
+  // the reloaded page, and opens it.
+  function restoreInput() {
+    let saved = null;
+    try { saved = JSON.parse(sessionStorage.getItem(UNSAVED) || "null"); } catch (e) { saved = null; }
+    sessionStorage.removeItem(UNSAVED);
+    if (!saved || saved.page !== location.pathname) return;
+    const form = document.querySelectorAll("form[data-api]")[saved.index];
+    if (!form || form.dataset.api !== saved.api) return;
+    for (const [name, n] of Object.entries(saved.lists)) {
+      const list = form.querySelector('[data-list="' + name + '"]');
+      const tpl = form.querySelector('template[data-template="' + name + '"]');
+      if (!list || !tpl) continue;
+      const items = list.querySelectorAll(":scope > [data-item]");
+      for (let i = items.length; i > n; i--) items[i - 1].remove();
+      for (let i = items.length; i < n; i++) list.appendChild(tpl.content.cloneNode(true));
+    }
+    const els = Array.from(form.elements).filter((el) => el.name);
+    els.forEach((el, i) => {
+      const v = saved.fields[i];
+      if (v === undefined) return;
+      if (el.type === "checkbox") el.checked = v;
+      else if (el.multiple) Array.from(el.options).forEach((o) => { o.selected = v.includes(o.value); });
+      else el.value = v;
+    });
+    const details = form.closest("details");
+    if (details) details.open = true;
+    const box = form.querySelector("[data-error]");
+    if (box) box.textContent = "Your input is back. The page now shows the other change: check it, then save again.";
+    form.scrollIntoView({ block: "center" });
   }
 
   // showError puts the API's message next to the field it names (the
@@ -140,7 +236,7 @@
     if (button) button.disabled = true;
     try {
       const r = await api(form.dataset.method || "POST", url, body);
-      if (!r.ok) { showError(form, message(r)); return; }
+      if (!r.ok) { failed(r, form); return; }
       then(form.dataset.then, r, form);
     } finally {
       if (button) button.disabled = false;
@@ -159,9 +255,13 @@
         if (el.dataset.drop) delete body[el.dataset.drop];
       }
       const r = await api(el.dataset.method || "POST", el.dataset.call, body);
-      if (!r.ok) { toast(message(r)); return; }
+      if (!r.ok) { failed(r); return; }
       if (el.dataset.refocus) sessionStorage.setItem("bunting-refocus", el.dataset.refocus);
       then(el.dataset.then, r);
+    } else if (el.hasAttribute("data-reload-keeping")) {
+      const form = el.closest("form");
+      if (form) keepInput(form);
+      location.reload();
     } else if (el.dataset.add) {
       const form = el.closest("form");
       const tpl = form.querySelector('template[data-template="' + el.dataset.add + '"]');
@@ -194,10 +294,10 @@
       el.disabled = true;
       const r = await api("POST", el.dataset.switch + (on ? "/on" : "/off"));
       el.disabled = false;
-      if (!r.ok) { el.checked = !on; toast(message(r)); }
+      if (!r.ok) { el.checked = !on; failed(r); }
     } else if (el.dataset && el.dataset.putField) {
       const r = await api("PUT", el.dataset.url, { [el.dataset.putField]: el.value });
-      toast(r.ok ? "Saved." : message(r));
+      if (r.ok) toast("Saved."); else failed(r);
     } else if (el.matches && el.matches("[data-strategy-select]")) {
       strategyFields(el);
     } else if (el.matches && el.matches("[data-shows]")) {
@@ -262,6 +362,7 @@
   }
 
   function init() {
+    restoreInput();
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
     document.querySelectorAll("[data-shows]").forEach(shownFor);
     // After a reload a button asked for, focus returns to it (or the first
