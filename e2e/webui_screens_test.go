@@ -251,7 +251,7 @@ func TestWebUIScreens(t *testing.T) {
 		t.Errorf("the run log lists %d runs, want 1 (the low-severity signal matches no filter)", n)
 	}
 	run := eval[string](admin, `document.querySelector("#runs li.run").innerText`)
-	for _, want := range []string{"kill on critical", "success", "Switch a flag off ui-order in development"} {
+	for _, want := range []string{"kill on critical", "success", "Switch a flag off (ui-order in development): success"} {
 		if !strings.Contains(run, want) {
 			t.Errorf("the run log reads %q, without %q", run, want)
 		}
