@@ -29,9 +29,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
 	h.signalRoutes()
-	m.HandleFunc("GET /account", h.withSession(func(w http.ResponseWriter, r *http.Request, s *session) {
-		h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s})
-	}))
+	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
 			// Not a browser: the API's JSON 404, as for every other path.
@@ -459,6 +457,19 @@ func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, s *session) {
 	_ = h.call(r, s, "GET", "/api/admin/projects", nil, &projects)
 	h.render(w, r, "tokens", page{Title: "API tokens", Nav: "tokens", Session: s, Data: map[string]any{
 		"Tokens": tokens.Tokens, "Denied": denied, "Environments": envs.Environments, "Projects": projects.Projects}})
+}
+
+// account shows the signed-in person's password form, personal access
+// tokens and sessions.
+func (h *Handler) account(w http.ResponseWriter, r *http.Request, s *session) {
+	var pats struct {
+		PATs []map[string]any `json:"pats"`
+	}
+	if err := h.call(r, s, "GET", "/api/admin/user/tokens", nil, &pats); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s, Data: map[string]any{"Tokens": pats.PATs}})
 }
 
 func (h *Handler) projects(w http.ResponseWriter, r *http.Request, s *session) {

@@ -67,6 +67,7 @@
     if (t === "number") return v === "" ? SKIP : Number(v);
     if (t === "list") return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
     if (t === "json") return v === "" ? SKIP : JSON.parse(v);
+    if (t === "date") return v === "" ? SKIP : v + "T23:59:59Z"; // the end of that day, UTC
     return v;
   }
 
