@@ -242,8 +242,6 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 	}})
 }
 
-// operators are the constraint operators the editor offers.
-var operators = []string{"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE", "SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"}
 
 func asAPI(err error, target **apiError) bool {
 	ae, ok := err.(*apiError)
