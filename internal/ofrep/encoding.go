@@ -36,14 +36,16 @@ var (
 // per variant its tail (value, variant, SPLIT, metadata), or a
 // PARSE_ERROR tail when its payload does not decode.
 type encoding struct {
-	snap    *engine.Snapshot
-	heads   [][]byte
-	offs    [][]byte
-	onKind  []uint8
-	tails   [][]byte
-	failed  []bool // by variant ID: tails[id] is an evaluation failure
-	version uint64 // changes with the configuration (see configVersion)
-	stream  atomic.Pointer[streamTail]
+	snap   *engine.Snapshot
+	heads  [][]byte
+	offs   [][]byte
+	onKind []uint8
+	// evaluated are the flags whose onKind is onEvaluated, in order.
+	evaluated []int32
+	tails     [][]byte
+	failed    []bool // by variant ID: tails[id] is an evaluation failure
+	version   uint64 // changes with the configuration (see configVersion)
+	stream    atomic.Pointer[streamTail]
 }
 
 func newEncoding(s *engine.Snapshot) *encoding {
@@ -72,6 +74,7 @@ func newEncoding(s *engine.Snapshot) *encoding {
 			e.onKind[i] = onTargeted
 		case any:
 			e.onKind[i] = onEvaluated
+			e.evaluated = append(e.evaluated, int32(i))
 		default:
 			e.onKind[i] = onStatic
 		}
