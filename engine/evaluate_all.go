@@ -56,12 +56,13 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 
 // EvaluateAllIDsTargeted is EvaluateAllIDs that also appends to targeted,
 // for each flag index in ask, whether the strategy that turned the flag on
-// has constraints (its own or its segments'); false when the flag is off
-// or no strategy decided it. This is what EvaluateTargeted reports for one
-// flag, found within the same evaluation: the constraint tests settled for
-// every flag and the flags' outcomes are read again, not recomputed, so
-// asking about many flags costs little more than deciding their
-// strategies once more.
+// without a variant (NoVariantID) has constraints (its own or its
+// segments'); false when the flag is off, resolved a variant or no
+// strategy decided it. For a flag that comes out NoVariantID this is what
+// EvaluateTargeted reports, found within the same evaluation: the
+// constraint tests settled for every flag and the flags' outcomes are read
+// again, not recomputed, so asking about many flags costs little more than
+// deciding their strategies once more.
 func (s *Snapshot) EvaluateAllIDsTargeted(ctx *Context, dst []VariantID, ask []int32, targeted []bool) ([]VariantID, []bool) {
 	return s.evaluateAllIDs(ctx, dst, ask, targeted)
 }
@@ -96,7 +97,7 @@ func (s *Snapshot) evaluateAllIDs(ctx *Context, dst []VariantID, ask []int32, ta
 	}
 	for _, i := range ask {
 		t := false
-		if out[i] != OffVariantID {
+		if out[i] == NoVariantID {
 			// Decided again with the settled memo; dependencies read
 			// their parents' outcomes (st.decided).
 			on, winner := s.isEnabled(&s.flags[i], &st)
