@@ -255,23 +255,19 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 	// reasons digests the winners the reasons of some flags needed (they
 	// are not in ids).
 	var reasons uint64
-	next := 0
+	next, comma := 0, 1 // the first answer goes without its comma
 	for i, id := range ids {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, e.heads[i]...)
-		tail := e.tail(i, id)
-		if tail == nil {
+		t := false
+		if id == engine.NoVariantID && e.onKind[i] == onEvaluated {
 			for e.evaluated[next] != int32(i) {
 				next++
 			}
-			if targeted[next] {
+			if t = targeted[next]; t {
 				reasons = reasons*31 + uint64(i) + 1
 			}
-			tail = winnerTail(targeted[next])
 		}
-		buf = append(buf, tail...)
+		buf = append(buf, e.answer(i, id, t)[comma:]...)
+		comma = 0
 	}
 	*tp = targeted[:0]
 	targetedPool.Put(tp)
@@ -332,15 +328,11 @@ func (h *Handler) serveFlag(w http.ResponseWriter, r *http.Request) {
 	if !res.Enabled {
 		id = engine.OffVariantID
 	}
-	tail := e.tail(i, id)
-	if tail == nil {
-		tail = winnerTail(targeted)
-	}
 	status := http.StatusOK
 	if id >= 0 && int(id) < len(e.failed) && e.failed[id] {
 		status = http.StatusBadRequest
 	}
-	body := append(append(make([]byte, 0, len(e.heads[i])+len(tail)), e.heads[i]...), tail...)
+	body := e.answer(i, id, targeted)[1:]
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")
