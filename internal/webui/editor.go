@@ -63,6 +63,8 @@ var editorFuncs = map[string]any{
 		ids, _ := m["segments"].([]any)
 		return slices.ContainsFunc(ids, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(id) })
 	},
-	"listOperators":   func() string { return strings.Join(listOperators, " ") },
-	"singleOperators": func() string { return strings.Join(slices.DeleteFunc(slices.Clone(operators), func(o string) bool { return slices.Contains(listOperators, o) }), " ") },
+	"listOperators": func() string { return strings.Join(listOperators, " ") },
+	"singleOperators": func() string {
+		return strings.Join(slices.DeleteFunc(slices.Clone(operators), func(o string) bool { return slices.Contains(listOperators, o) }), " ")
+	},
 }

@@ -242,7 +242,6 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 	}})
 }
 
-
 func asAPI(err error, target **apiError) bool {
 	ae, ok := err.(*apiError)
 	if ok {
