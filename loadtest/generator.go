@@ -53,7 +53,11 @@ type loadResult struct {
 	elapsed  time.Duration
 	// serverCPU is the CPU time the server under test used meanwhile.
 	serverCPU time.Duration
-	firstErr  error
+	// serverUser and serverSys split the server's CPU time as the kernel
+	// accounts it (in clock ticks, coarser than serverCPU); clientCPU is
+	// the load generator's own CPU time meanwhile (it shares the cores).
+	serverUser, serverSys, clientCPU time.Duration
+	firstErr                         error
 }
 
 // plus adds another run's counts and time to r.
@@ -62,6 +66,9 @@ func (r loadResult) plus(o loadResult) loadResult {
 	r.failures += o.failures
 	r.elapsed += o.elapsed
 	r.serverCPU += o.serverCPU
+	r.serverUser += o.serverUser
+	r.serverSys += o.serverSys
+	r.clientCPU += o.clientCPU
 	if r.firstErr == nil {
 		r.firstErr = o.firstErr
 	}

@@ -188,6 +188,9 @@ func TestSmokeAgainstBuntingProxy(t *testing.T) {
 		if r.ours.serverCPU <= 0 || r.baseline.serverCPU <= 0 {
 			t.Errorf("%s: no server CPU time measured: %+v", r.scenario, r)
 		}
+		if r.ours.serverUser+r.ours.serverSys <= 0 || r.ours.clientCPU <= 0 {
+			t.Errorf("%s: no user/system or load-generator CPU time measured: %+v", r.scenario, r)
+		}
 	}
 	// The gzip rows load compressed answers: their recorded bodies are a
 	// fraction of the plain ones.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -243,4 +244,36 @@ func startBaseline(recordingsPath string) (*process, error) {
 	p.addr = addr
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return p, nil
+}
+
+// clockTick is the unit of /proc's utime and stime (USER_HZ, 100 on
+// Linux).
+const clockTick = 10 * time.Millisecond
+
+// userSys is the process's user and system CPU time from /proc/PID/stat
+// (in clock ticks, coarser than cpuTime); zeros when unreadable.
+func (p *process) userSys() (user, sys time.Duration) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	// utime and stime are the 14th and 15th fields of the line, counted
+	// after the command name (which may hold spaces) as the 2nd.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, 0
+	}
+	u, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(u) * clockTick, time.Duration(st) * clockTick
+}
+
+// selfCPU is the load generator's own CPU time (user and system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -200,8 +200,12 @@ func measureSideBySide(cfg config, oursSide, baseSide side) (ours, base loadResu
 	// server used meanwhile.
 	measured := func(s side, d time.Duration) loadResult {
 		before := s.proc.cpuTime()
+		ub, sb := s.proc.userSys()
+		cb := selfCPU()
 		res := runLoad(s.proc.addr, s.reqs, cfg.conns, d)
 		res.serverCPU = s.proc.cpuTime() - before
+		ua, sa := s.proc.userSys()
+		res.serverUser, res.serverSys, res.clientCPU = ua-ub, sa-sb, selfCPU()-cb
 		return res
 	}
 	slice := cfg.duration / rounds
@@ -258,6 +262,12 @@ func (r *report) markdown() string {
 			micros(row.ours.cpuPerRequest()), micros(row.baseline.cpuPerRequest()))
 	}
 	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "- %s, %d flags: server user/sys CPU µs/request %.1f/%.1f (baseline %.1f/%.1f); load generator CPU µs/request %.1f (baseline %.1f)\n",
+			row.scenario, row.flags, perRequest(row.ours.serverUser, row.ours), perRequest(row.ours.serverSys, row.ours),
+			perRequest(row.baseline.serverUser, row.baseline), perRequest(row.baseline.serverSys, row.baseline),
+			perRequest(row.ours.clientCPU, row.ours), perRequest(row.baseline.clientCPU, row.baseline))
+	}
 	for _, m := range r.memory {
 		if !m.measuredOK {
 			fmt.Fprintf(&b, "- Proxy resident memory with %d flags: not measured\n", m.flags)
@@ -274,6 +284,14 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, server under test and baseline share the machine's cores.\n",
 		r.cfg.conns, r.cfg.duration, r.cfg.warmup)
 	return b.String()
+}
+
+// perRequest is d per successful request of res, in µs.
+func perRequest(d time.Duration, res loadResult) float64 {
+	if res.requests == 0 {
+		return 0
+	}
+	return micros(d / time.Duration(res.requests))
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
