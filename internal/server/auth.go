@@ -115,9 +115,6 @@ func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) s
 	return domain.PrincipalFrom(r.Context()).Require(perm, r.PathValue("projectId"), env)
 }
 
-// pathEnv scopes a permission to the {environment} path value.
-func pathEnv(r *http.Request) string { return r.PathValue("environment") }
-
 // tokenCache resolves secrets to principals, caching both hits and misses
 // until this instance changes a credential (store.CredentialRevision) or
 // the entry is older than tokenCacheTTL (which bounds how long a token

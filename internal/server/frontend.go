@@ -123,7 +123,7 @@ func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 // evaluate serves /api/frontend and /api/frontend/all, counted by endpoint.
 func (f *frontendAPI) evaluate(endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.s.metrics.frontendRequests.WithLabelValues(endpoint).Inc()
+		f.s.ops.FrontendRequests.WithLabelValues(endpoint).Inc()
 		f.handler.ServeHTTP(w, r)
 	})
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
-}
-
 func (s *Server) listFeatureTypes(w http.ResponseWriter, r *http.Request) error {
 	types, err := s.store.Q(r.Context()).FeatureTypes()
 	if err != nil {

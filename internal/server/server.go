@@ -11,8 +11,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/opsapi"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/stream"
@@ -28,12 +29,9 @@ type Server struct {
 	client  *clientCache
 	signals *signals.Service
 	hub     *stream.Hub // streaming and delta (streaming.go)
-	// front serves the frontend API; metrics, openAPI and docs the
-	// operations surface.
-	front   *frontendAPI
-	metrics *serverMetrics
-	openAPI []byte
-	docs    http.Handler
+	// front serves the frontend API; ops the operations surface.
+	front *frontendAPI
+	ops   *opsapi.Ops
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
@@ -59,8 +57,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	s.client = newClientCache(s)
 	s.hub = s.newHub()
 	s.front = newFrontendAPI(s)
-	s.metrics = newServerMetrics(s)
-	s.docs = newDocsPage()
+	s.ops = opsapi.New(st)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
@@ -69,7 +66,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.api, s.routeTable = s.routes()
-	s.openAPI = openAPIDocument(s.routeTable)
+	s.ops.OpenAPI = openAPIDocument(s.routeTable)
 	s.handler = s.withBasePath(s.api)
 	return s, nil
 }
@@ -142,17 +139,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 
 // handlerFunc adapts an error-returning handler: a returned error is
 // written once, through apierr.Write.
-func handlerFunc(s *Server, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	})
-}
+func handlerFunc(s *Server, fn route.Handler) http.Handler { return route.HTTP(s.log, fn) }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	apierr.Write(w, r, s.log, err)
+	route.WriteError(w, r, s.log, err)
 }
