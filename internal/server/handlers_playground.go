@@ -9,6 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
@@ -139,8 +140,8 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cs := buildSnapshot(data, true)
-	if !cs.envs[req.Environment] {
+	snap, ok := sdkapi.Explained(data, &domain.Principal{Environment: req.Environment, Projects: projects})
+	if !ok {
 		return apierr.Validation("The environment %q does not exist.", req.Environment)
 	}
 	if ctx.Environment == "" {
@@ -148,7 +149,6 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := playgroundResponse{Input: playgroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []playgroundFeature{}}
 	if len(projects) > 0 {
-		snap := compileFrontendSnapshot(cs, &domain.Principal{Environment: req.Environment, Projects: projects})
 		for i := range snap.Len() {
 			out.Features = append(out.Features, playgroundAnswer(snap.Features().Features[i], snap.Explain(i, &ctx)))
 		}

@@ -9,7 +9,7 @@ import (
 
 // routes builds the whole HTTP surface with its middleware, one file per
 // surface: routes_admin.go (the admin API), routes_signals.go (signal
-// endpoints and actions, also admin), routes_sdk.go (the client and
+// endpoints and actions, also admin), sdkapi (the client and
 // frontend APIs for SDKs) and opsapi (health, metrics, API docs).
 // Every route is one registration: pattern, surface (which principals it
 // accepts), permission, body rule, handler, and its documentation (api:
@@ -17,12 +17,12 @@ import (
 // the OpenAPI document is generated (openapi.go). It returns the handler
 // and the route table (Routes).
 func (s *Server) routes() (http.Handler, []Route) {
-	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.front.corsHeaders}
+	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.sdk.FrontendCORS}
 	s.ops.Register(r)
 	s.adminRoutes(r)
 	s.signalsRoutes(r)
-	s.sdkRoutes(r)
-	s.registerOFREPRoutes(r)
+	s.sdk.Register(r)
+	s.sdk.RegisterOFREP(r)
 	s.webUIRoutes(r)
 	r.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table
@@ -76,6 +76,9 @@ func (r *router) Frontend(pattern string, h http.Handler) {
 // Handle registers a public route without middleware (preflights, the
 // catch-all).
 func (r *router) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, h) }
+
+// Custom records rt and serves it with h behind the text check.
+func (r *router) Custom(rt Route, h http.Handler) { r.mux.register(rt, h, true) }
 
 // handle applies authentication, then the permission check, then the
 // content-type check, then the text check of path and query: 401 beats 403

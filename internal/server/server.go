@@ -14,9 +14,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
+	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
-	"github.com/bunting-flags/bunting/internal/stream"
 )
 
 // Server is the flag server's HTTP handler.
@@ -26,12 +26,11 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
-	client  *clientCache
 	signals *signals.Service
-	hub     *stream.Hub // streaming and delta (streaming.go)
-	// front serves the frontend API; ops the operations surface.
-	front *frontendAPI
-	ops   *opsapi.Ops
+	// sdk serves the client and frontend APIs and OFREP; ops the
+	// operations surface.
+	sdk *sdkapi.API
+	ops *opsapi.Ops
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
@@ -54,10 +53,8 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: domain.NewLoginLimiter()}
-	s.client = newClientCache(s)
-	s.hub = s.newHub()
-	s.front = newFrontendAPI(s)
 	s.ops = opsapi.New(st)
+	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
@@ -81,7 +78,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
-	go s.runStreaming(ctx)
+	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
@@ -110,7 +107,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
 	hs := s.cfg.HTTP.Server(s, s.log)
-	hs.RegisterOnShutdown(s.hub.CloseAll) // open streams end, so that shutdown does not wait for them
+	hs.RegisterOnShutdown(s.sdk.CloseStreams) // open streams end, so that shutdown does not wait for them
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan struct{})
@@ -144,3 +141,6 @@ func handlerFunc(s *Server, fn route.Handler) http.Handler { return route.HTTP(s
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	route.WriteError(w, r, s.log, err)
 }
+
+// StreamConnections returns how many streams this instance has open.
+func (s *Server) StreamConnections() int { return s.sdk.StreamConnections() }

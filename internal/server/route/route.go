@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 )
@@ -63,6 +64,9 @@ type Registrar interface {
 	Frontend(pattern string, h http.Handler)
 	// Handle registers a public route without middleware (preflights).
 	Handle(pattern string, h http.Handler)
+	// Custom records rt in the route table and serves it with h behind
+	// the text check only: h authenticates the caller itself (OFREP).
+	Custom(rt Route, h http.Handler)
 }
 
 // Spec is a route's options, applied.
@@ -134,4 +138,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		return
 	}
 	apierr.Write(w, r, log, err)
+}
+
+// Bearer strips an optional "Bearer " prefix (any case, any spacing).
+func Bearer(h string) string {
+	h = strings.TrimSpace(h)
+	if len(h) > 6 && strings.EqualFold(h[:6], "bearer") && (h[6] == ' ' || h[6] == '\t') {
+		h = strings.TrimSpace(h[6:])
+	}
+	return h
 }

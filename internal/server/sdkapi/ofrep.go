@@ -1,4 +1,4 @@
-package server
+package sdkapi
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/ofrep"
+	"github.com/bunting-flags/bunting/internal/server/route"
 )
 
-// registerOFREPRoutes serves OpenFeature's remote evaluation protocol
+// RegisterOFREP serves OpenFeature's remote evaluation protocol
 // under /ofrep with frontend tokens (as /api/frontend, and also as
 // "Authorization: Bearer …" or X-API-Key), the frontend API's snapshots
 // and context defaults; its event streams wake when the store's
 // generation moves and the caller's flags changed.
-func (s *Server) registerOFREPRoutes(r *router) {
+func (s *API) RegisterOFREP(r route.Registrar) {
 	front := s.front
 	h := ofrep.New(ofrep.Options{
 		BasePath:     "/ofrep",
@@ -33,22 +34,22 @@ func (s *Server) registerOFREPRoutes(r *router) {
 	})
 	served := front.corsHeaders(h)
 	for _, pattern := range []string{"POST /ofrep/v1/evaluate/flags", "POST /ofrep/v1/evaluate/flags/{key}", "GET /ofrep/v1/events"} {
-		r.mux.register(Route{Pattern: pattern, Surface: "frontend"}, textChecked(pattern, served), false)
+		r.Custom(route.Route{Pattern: pattern, Surface: "frontend"}, served)
 	}
-	r.mux.Handle("OPTIONS /ofrep/", front.preflight())
+	r.Handle("OPTIONS /ofrep/", front.preflight())
 }
 
 // ofrepAuthenticate resolves a frontend token sent as /api/frontend takes
 // it, as a bearer token or as X-API-Key, and returns the scope it sees.
-func (s *Server) ofrepAuthenticate(r *http.Request) (string, error) {
-	secret := bearer(r.Header.Get("Authorization"))
+func (s *API) ofrepAuthenticate(r *http.Request) (string, error) {
+	secret := route.Bearer(r.Header.Get("Authorization"))
 	if secret == "" {
 		secret = strings.TrimSpace(r.Header.Get("X-API-Key"))
 	}
 	if secret == "" {
 		return "", apierr.Unauthenticated("You must log in to use Bunting. Your request had no authorization header, so we could not authorize you.")
 	}
-	p, err := s.tokens.resolve(r.Context(), secret)
+	p, err := s.tokens.Resolve(r.Context(), secret)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +75,7 @@ func scopePrincipal(scope string) *domain.Principal {
 
 // storeChanges returns a channel closed when the store's generation moves
 // (a change committed here, or seen from another instance) or ctx ends.
-func (s *Server) storeChanges(ctx context.Context, _ string) <-chan struct{} {
+func (s *API) storeChanges(ctx context.Context, _ string) <-chan struct{} {
 	ch := make(chan struct{})
 	gen := s.store.Generation()
 	go func() {

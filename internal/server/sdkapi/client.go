@@ -1,4 +1,4 @@
-package server
+package sdkapi
 
 import (
 	"context"
@@ -45,7 +45,7 @@ type clientFlag struct {
 // clientCache keeps the current snapshot and the encoded responses of the
 // queries asked at its revision.
 type clientCache struct {
-	s         *Server
+	s         *API
 	mu        sync.Mutex
 	snap      *clientSnapshot
 	responses map[string]*clientResponse
@@ -58,7 +58,7 @@ type clientResponse struct {
 	body *httpgzip.Cached
 }
 
-func newClientCache(s *Server) *clientCache {
+func newClientCache(s *API) *clientCache {
 	return &clientCache{s: s, responses: map[string]*clientResponse{}}
 }
 
@@ -360,7 +360,7 @@ func encodeClientFeatures(snap *clientSnapshot, q clientQuery) (*clientResponse,
 	return &clientResponse{etag: etag, body: httpgzip.NewCached(body)}, nil
 }
 
-func (s *Server) clientFeatures(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	q, err := parseClientQuery(r)
 	if err != nil {
 		return err
@@ -388,7 +388,7 @@ func (s *Server) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) clientFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientFeature(w http.ResponseWriter, r *http.Request) error {
 	q, err := parseClientQuery(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package sdkapi
 
 import (
 	"bytes"
@@ -73,7 +73,7 @@ type reportedToggle struct {
 	Variants map[string]int64 `json:"variants"`
 }
 
-func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := s.recordMetrics(r); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) clientMetrics(w http.ResponseWriter, r *http.Request) error {
 
 // recordMetrics stores the usage an SDK (server-side or front-end) posts,
 // for the flags its token sees, and records the SDK instance.
-func (s *Server) recordMetrics(r *http.Request) error {
+func (s *API) recordMetrics(r *http.Request) error {
 	var body metricsBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -127,7 +127,7 @@ type registerBody struct {
 	Interval   *int64       `json:"interval"`
 }
 
-func (s *Server) clientRegister(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientRegister(w http.ResponseWriter, r *http.Request) error {
 	var body registerBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -170,7 +170,7 @@ func (b registerBody) application(r *http.Request, requireStrategies bool) (stor
 
 // seeApplication records an SDK instance; an application seen for the
 // first time gets an application-created event.
-func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) error {
+func (s *API) seeApplication(r *http.Request, app store.ClientApplication) error {
 	known, err := s.store.Q(r.Context()).ApplicationKnown(app.AppName)
 	if err != nil {
 		return err
@@ -188,41 +188,4 @@ func (s *Server) seeApplication(r *http.Request, app store.ClientApplication) er
 		return tx.Event(store.NewEvent{Type: "application-created", Actor: domain.SystemActor,
 			Data: map[string]any{"appName": app.AppName, "instanceId": app.InstanceID, "strategies": app.Strategies, "sdkVersion": app.SDKVersion}})
 	})
-}
-
-func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
-	q := s.store.Q(r.Context())
-	name := r.PathValue("featureName")
-	f, err := q.Feature(name)
-	if err != nil {
-		return err
-	}
-	hours := 48
-	if v := r.URL.Query().Get("hoursBack"); v != "" {
-		if hours, err = strconv.Atoi(v); err != nil || hours < 1 || hours > 24*90 {
-			return apierr.Validation("The `hoursBack` query parameter must be a number of hours between 1 and 2160.")
-		}
-	}
-	rows, err := q.FeatureUsage(name, s.store.Now().Add(-time.Duration(hours)*time.Hour).Truncate(time.Hour))
-	if err != nil {
-		return err
-	}
-	envs, err := q.FeatureEnvironments(name)
-	if err != nil {
-		return err
-	}
-	lastSeen := map[string]*time.Time{}
-	for _, fe := range envs {
-		lastSeen[fe.Environment] = fe.LastSeenAt
-	}
-	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "maturity": "stable", "featureName": name,
-		"lastSeenAt": f.LastSeenAt, "environments": lastSeen, "data": rows})
-}
-
-func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
-	apps, err := s.store.Q(r.Context()).Applications()
-	if err != nil {
-		return err
-	}
-	return httpjson.Write(w, http.StatusOK, map[string]any{"applications": apps})
 }

@@ -1,4 +1,4 @@
-package server
+package sdkapi
 
 import (
 	"net/http"
@@ -72,7 +72,7 @@ func checkRegistration(b registerBody) error {
 // and variants those flags do not have ("disabled" excepted), are dropped,
 // as Unleash drops unknown flags. So what one report stores is bounded by
 // the configuration, whatever names a client makes up.
-func (s *Server) knownUsage(r *http.Request, toggles map[string]reportedToggle) (map[string]store.FlagUsage, error) {
+func (s *API) knownUsage(r *http.Request, toggles map[string]reportedToggle) (map[string]store.FlagUsage, error) {
 	for name, t := range toggles {
 		if t.Yes < 0 || t.No < 0 {
 			return nil, apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)

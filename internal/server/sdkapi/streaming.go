@@ -2,7 +2,7 @@
 // (server-sent events) and GET /api/client/delta (polled deltas), in
 // Unleash's delta format, served from the hub of internal/stream.
 
-package server
+package sdkapi
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/stream"
 )
 
@@ -43,7 +44,8 @@ func (c *StreamingConfig) Options() []config.Option {
 	}
 }
 
-func (c StreamingConfig) validate() error {
+// Validate checks the limits.
+func (c StreamingConfig) Validate() error {
 	var errs []error
 	if c.Keepalive <= 0 {
 		errs = append(errs, errors.New("STREAMING_KEEPALIVE must be positive"))
@@ -60,7 +62,7 @@ type streamScope struct{ q clientQuery }
 
 func (sc streamScope) Key() string { return sc.q.key() }
 
-func (s *Server) newHub() *stream.Hub {
+func (s *API) newHub() *stream.Hub {
 	return stream.New(stream.Config{MaxConnections: s.cfg.Streaming.MaxConnections, Queue: streamQueue, History: streamHistory, Keepalive: s.cfg.Streaming.Keepalive}, streamState)
 }
 
@@ -89,11 +91,11 @@ func streamState(snapshot any, sc stream.Scope) *stream.State {
 	return st
 }
 
-// runStreaming follows the store's changes (commits here; other
+// RunStreaming follows the store's changes (commits here; other
 // instances' through LISTEN/NOTIFY on PostgreSQL and the revision poll)
 // and publishes each new snapshot to the hub, which pushes the deltas to
 // the open streams. It also sends the keep-alives.
-func (s *Server) runStreaming(ctx context.Context) {
+func (s *API) RunStreaming(ctx context.Context) {
 	go s.store.Listen(ctx)
 	go s.hub.Run(ctx.Done())
 	defer s.hub.CloseAll()
@@ -127,7 +129,7 @@ func (s *Server) runStreaming(ctx context.Context) {
 }
 
 // publishSnapshot brings the hub up to the current snapshot.
-func (s *Server) publishSnapshot(ctx context.Context) (*clientSnapshot, error) {
+func (s *API) publishSnapshot(ctx context.Context) (*clientSnapshot, error) {
 	snap, err := s.client.snapshotCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -136,7 +138,7 @@ func (s *Server) publishSnapshot(ctx context.Context) (*clientSnapshot, error) {
 	return snap, nil
 }
 
-func (s *Server) streamQuery(r *http.Request) (clientQuery, error) {
+func (s *API) streamQuery(r *http.Request) (clientQuery, error) {
 	q, err := parseClientQuery(r)
 	q.inline = false
 	return q, err
@@ -147,7 +149,7 @@ func (s *Server) streamQuery(r *http.Request) (clientQuery, error) {
 // since then), then an unleash-updated event per change, and keep-alive
 // comments in between. A revoked token or a deleted environment ends the
 // stream.
-func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.streamQuery(r)
 	if err != nil {
 		return err
@@ -170,9 +172,9 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.publishSnapshot(r.Context()); err != nil {
 		return err
 	}
-	secret := bearer(r.Header.Get("Authorization"))
+	secret := route.Bearer(r.Header.Get("Authorization"))
 	stream.Serve(w, r, sub, func() bool {
-		if p, err := s.tokens.resolve(r.Context(), secret); err == nil && p == nil {
+		if p, err := s.tokens.Resolve(r.Context(), secret); err == nil && p == nil {
 			return false // the token was revoked or expired
 		}
 		snap, err := s.client.snapshotCtx(r.Context())
@@ -185,7 +187,7 @@ func (s *Server) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 // at the latest revision 304, at a revision still in the history the events
 // since then, otherwise a hydration. The ETag is the revision the answer
 // brings the client to.
-func (s *Server) clientDelta(w http.ResponseWriter, r *http.Request) error {
+func (s *API) clientDelta(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.streamQuery(r)
 	if err != nil {
 		return err
@@ -203,4 +205,4 @@ func (s *Server) clientDelta(w http.ResponseWriter, r *http.Request) error {
 }
 
 // StreamConnections returns how many streams this instance has open.
-func (s *Server) StreamConnections() int { return s.hub.Connections() }
+func (s *API) StreamConnections() int { return s.hub.Connections() }

@@ -1,4 +1,4 @@
-package server
+package sdkapi
 
 import (
 	"net"
@@ -21,7 +21,7 @@ import (
 // in-memory snapshot: one per token environment and project scope, rebuilt
 // when the client snapshot changes.
 type frontendAPI struct {
-	s       *Server
+	s       *API
 	handler http.Handler
 	cors    *cors.Cors
 
@@ -30,7 +30,7 @@ type frontendAPI struct {
 	snaps  map[string]*engine.Snapshot
 }
 
-func newFrontendAPI(s *Server) *frontendAPI {
+func newFrontendAPI(s *API) *frontendAPI {
 	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}}
 	h := proxy.NewFrontendHandler(proxy.FrontendOptions{
 		Snapshot: f.snapshot, EnableAll: true, Complete: completeFrontendContext,
@@ -123,7 +123,7 @@ func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 // evaluate serves /api/frontend and /api/frontend/all, counted by endpoint.
 func (f *frontendAPI) evaluate(endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.s.ops.FrontendRequests.WithLabelValues(endpoint).Inc()
+		f.s.frontendRequests.WithLabelValues(endpoint).Inc()
 		f.handler.ServeHTTP(w, r)
 	})
 }
@@ -152,7 +152,7 @@ func (f *frontendAPI) preflight() http.Handler {
 
 // frontendMetrics stores the usage a front-end SDK posts, like the client
 // API's metrics, and answers 200 OK.
-func (s *Server) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
+func (s *API) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (s *Server) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
 }
 
 // frontendRegister records a front-end SDK and answers 200 OK.
-func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error {
+func (s *API) frontendRegister(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
@@ -183,6 +183,6 @@ func (s *Server) frontendRegister(w http.ResponseWriter, r *http.Request) error 
 
 // frontendUnsupported answers the client-API paths the frontend API does
 // not offer.
-func (s *Server) frontendUnsupported(w http.ResponseWriter, r *http.Request) error {
+func (s *API) frontendUnsupported(w http.ResponseWriter, r *http.Request) error {
 	return apierr.Unsupported("The frontend API does not support this endpoint.")
 }
