@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -179,7 +180,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) error {
 
 // updateAccount answers PUT /api/admin/user-admin/{id} (domain.UpdateAccount).
 func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
 
 // deleteAccount answers DELETE /api/admin/user-admin/{id} (domain.DeleteAccount).
 func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request) error {
 // resetPassword sets a person's password (admins) and ends their sessions
 // (domain.ResetPassword).
 func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -239,3 +240,15 @@ func (s *Server) accountChange(w http.ResponseWriter, r *http.Request, op func(*
 	}
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
+
+// The answers of the people and session routes, named for the OpenAPI
+// document.
+type (
+	sessionsEnded struct {
+		SessionsEnded int64 `json:"sessionsEnded"`
+	}
+	accountList struct {
+		Users     []store.Account   `json:"users"`
+		RootRoles []domain.RootRole `json:"rootRoles"`
+	}
+)

@@ -8,9 +8,10 @@ import (
 )
 
 // routes builds the whole HTTP surface with its middleware, one file per
-// surface: routes_admin.go (the admin API), routes_signals.go (signal
-// endpoints and actions, also admin), sdkapi (the client and
-// frontend APIs for SDKs) and opsapi (health, metrics, API docs).
+// surface package: adminapi (the admin API, with signal endpoints and
+// actions, and the flag search), sdkapi (the client and
+// frontend APIs for SDKs), opsapi (health, metrics, API docs), and
+// routes_webui.go here (sign-in, sessions, people).
 // Every route is one registration: pattern, surface (which principals it
 // accepts), permission, body rule, handler, and its documentation (api:
 // tag, summary, success status, request and response types), from which
@@ -19,11 +20,12 @@ import (
 func (s *Server) routes() (http.Handler, []Route) {
 	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.sdk.FrontendCORS}
 	s.ops.Register(r)
-	s.adminRoutes(r)
-	s.signalsRoutes(r)
+	s.admin.Register(r)
+	s.admin.RegisterSignals(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.webUIRoutes(r)
+	s.admin.RegisterSearch(r)
 	r.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table
 }
@@ -37,14 +39,6 @@ type router struct {
 	frontendCORS middleware
 }
 
-// The options written on registration lines (route package).
-var (
-	api        = route.API
-	withJSON   = route.JSON
-	compressed = route.Compressed
-	envScoped  = route.EnvScoped
-)
-
 // Public registers a route that needs no credentials.
 func (r *router) Public(pattern string, h route.Handler, opts ...route.Option) {
 	r.handle(pattern, nil, "", h, opts...)
@@ -54,7 +48,7 @@ func (r *router) Public(pattern string, h route.Handler, opts ...route.Option) {
 // admin principal (reads).
 func (r *router) Admin(pattern, perm string, h route.Handler, opts ...route.Option) {
 	sf := surfaceAdmin
-	r.handle(pattern, &sf, perm, h, append(opts, compressed)...)
+	r.handle(pattern, &sf, perm, h, append(opts, route.Compressed)...)
 }
 
 // Client registers a client API route (client tokens only).

@@ -6,36 +6,35 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/webui"
 )
 
-// registerWebUIRoutes adds what the web UI needs from the admin API:
-// sign-in and sessions, people management (accounts.go) and the flag
-// search that pages through thousands of flags (feature_search.go).
-func (s *Server) webUIRoutes(r *router) {
-	r.Public("POST /auth/simple/login", s.login, withJSON,
-		api("Sessions", "Sign in with a username or email and a password (sets the session cookie)", 200, domain.SignInInput{}, domain.SessionView{}))
+// webUIRoutes adds what the web UI needs from the admin API: sign-in and
+// sessions and people management (accounts.go); the flag search that
+// pages through thousands of flags is adminapi's (RegisterSearch).
+func (s *Server) webUIRoutes(r route.Registrar) {
+	r.Public("POST /auth/simple/login", s.login, route.JSON,
+		route.API("Sessions", "Sign in with a username or email and a password (sets the session cookie)", 200, domain.SignInInput{}, domain.SessionView{}))
 	r.Admin("POST /auth/logout", "", s.logout,
-		api("Sessions", "Sign out (ends this session)", 204, nil, nil))
+		route.API("Sessions", "Sign out (ends this session)", 204, nil, nil))
 	r.Admin("POST /auth/logout-everywhere", "", s.logoutEverywhere,
-		api("Sessions", "End every session of the calling user", 200, nil, sessionsEnded{}))
+		route.API("Sessions", "End every session of the calling user", 200, nil, sessionsEnded{}))
 	r.Admin("GET /api/admin/user/session", "", s.currentSession,
-		api("Sessions", "The signed-in person and their permissions", 200, nil, domain.SessionView{}))
-	r.Admin("POST /api/admin/user/change-password", "", s.changeOwnPassword, withJSON,
-		api("Sessions", "Change the caller's password", 200, domain.PasswordInput{}, nil))
+		route.API("Sessions", "The signed-in person and their permissions", 200, nil, domain.SessionView{}))
+	r.Admin("POST /api/admin/user/change-password", "", s.changeOwnPassword, route.JSON,
+		route.API("Sessions", "Change the caller's password", 200, domain.PasswordInput{}, nil))
 	r.Admin("GET /api/admin/user-admin", domain.PermAdmin, s.listAccounts,
-		api("Users", "List people", 200, nil, accountList{}))
-	r.Admin("POST /api/admin/user-admin", domain.PermAdmin, s.createAccount, withJSON,
-		api("Users", "Add a person", 201, domain.AccountInput{}, store.Account{}))
-	r.Admin("PUT /api/admin/user-admin/{id}", domain.PermAdmin, s.updateAccount, withJSON,
-		api("Users", "Update a person", 200, domain.AccountInput{}, store.Account{}))
+		route.API("Users", "List people", 200, nil, accountList{}))
+	r.Admin("POST /api/admin/user-admin", domain.PermAdmin, s.createAccount, route.JSON,
+		route.API("Users", "Add a person", 201, domain.AccountInput{}, store.Account{}))
+	r.Admin("PUT /api/admin/user-admin/{id}", domain.PermAdmin, s.updateAccount, route.JSON,
+		route.API("Users", "Update a person", 200, domain.AccountInput{}, store.Account{}))
 	r.Admin("DELETE /api/admin/user-admin/{id}", domain.PermAdmin, s.deleteAccount,
-		api("Users", "Remove a person", 200, nil, nil))
-	r.Admin("POST /api/admin/user-admin/{id}/reset-password", domain.PermAdmin, s.resetPassword, withJSON,
-		api("Users", "Set a person's password", 200, domain.PasswordInput{}, nil))
-	r.Admin("GET /api/admin/search/features", "", s.searchFeatures,
-		api("Features", "Search flags, a page at a time (query, project, type, tag, state, archived, …)", 200, nil, featureSearchResult{}))
+		route.API("Users", "Remove a person", 200, nil, nil))
+	r.Admin("POST /api/admin/user-admin/{id}/reset-password", domain.PermAdmin, s.resetPassword, route.JSON,
+		route.API("Users", "Set a person's password", 200, domain.PasswordInput{}, nil))
 }
 
 // mountWebUI builds the web UI, which reads through s.api (the routes

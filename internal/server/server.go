@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
@@ -31,6 +32,8 @@ type Server struct {
 	// operations surface.
 	sdk *sdkapi.API
 	ops *opsapi.Ops
+	// admin serves the admin API.
+	admin *adminapi.API
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
@@ -59,6 +62,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
+	s.admin = adminapi.New(st, s.signals)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
 	}
@@ -144,3 +148,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // StreamConnections returns how many streams this instance has open.
 func (s *Server) StreamConnections() int { return s.sdk.StreamConnections() }
+
+// newSignals builds the signals service.
+func (s *Server) newSignals() (*signals.Service, error) {
+	return signals.New(s.cfg.Signals, s.store, s.log, s.cfg.BaseURL)
+}
+
+// runSignals starts this instance's signal worker, which stops when ctx
+// ends, and returns a function that waits until it has stopped (and given
+// up its processing lease).
+func (s *Server) runSignals(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.signals.Run(ctx) }()
+	return func() { <-done }
+}

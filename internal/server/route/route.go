@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -147,4 +148,14 @@ func Bearer(h string) string {
 		h = strings.TrimSpace(h[6:])
 	}
 	return h
+}
+
+// PathID reads the named path value as a positive integer (400 naming
+// it otherwise).
+func PathID(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id < 1 {
+		return 0, apierr.Validation("The `%s` path parameter must be a positive integer. You sent %q.", name, r.PathValue(name))
+	}
+	return id, nil
 }

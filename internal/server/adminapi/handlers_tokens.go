@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 	out, err := domain.ListAPITokens(s.store.Q(r.Context()), domain.PrincipalFrom(r.Context()))
 	if err != nil {
 		return err
@@ -17,7 +17,7 @@ func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": out})
 }
 
-func (s *Server) createAPIToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 	var body domain.APITokenInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -35,7 +35,7 @@ func (s *Server) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusCreated, t)
 }
 
-func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteAPIToken(tx, p, r.PathValue("token")) }); err != nil {
 		return err
@@ -48,7 +48,7 @@ type updateTokenBody struct {
 	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
-func (s *Server) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateAPIToken(w http.ResponseWriter, r *http.Request) error {
 	var body updateTokenBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) listContextFields(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listContextFields(w http.ResponseWriter, r *http.Request) error {
 	fields, err := s.store.Q(r.Context()).ContextFields()
 	if err != nil {
 		return err
@@ -16,7 +16,7 @@ func (s *Server) listContextFields(w http.ResponseWriter, r *http.Request) error
 	return httpjson.Write(w, http.StatusOK, fields)
 }
 
-func (s *Server) getContextField(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getContextField(w http.ResponseWriter, r *http.Request) error {
 	f, err := s.store.Q(r.Context()).ContextField(r.PathValue("name"))
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Server) getContextField(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, f)
 }
 
-func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createContextField(w http.ResponseWriter, r *http.Request) error {
 	var body domain.ContextFieldInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -44,7 +44,7 @@ func (s *Server) createContextField(w http.ResponseWriter, r *http.Request) erro
 
 // changeContextField runs op on the path's context field in a transaction
 // and answers 200.
-func (s *Server) changeContextField(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, name string) error) error {
+func (s *API) changeContextField(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, name string) error) error {
 	p := domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, p, r.PathValue("name")) }); err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Server) changeContextField(w http.ResponseWriter, r *http.Request, op f
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) updateContextField(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateContextField(w http.ResponseWriter, r *http.Request) error {
 	var body domain.ContextFieldInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -62,7 +62,7 @@ func (s *Server) updateContextField(w http.ResponseWriter, r *http.Request) erro
 	})
 }
 
-func (s *Server) addLegalValue(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addLegalValue(w http.ResponseWriter, r *http.Request) error {
 	var v store.LegalValue
 	if err := httpjson.Decode(r, 0, &v); err != nil {
 		return err
@@ -72,17 +72,17 @@ func (s *Server) addLegalValue(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (s *Server) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
+func (s *API) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
 	return s.changeContextField(w, r, func(tx *store.Tx, p *domain.Principal, name string) error {
 		return domain.RemoveLegalValue(tx, p, name, r.PathValue("value"))
 	})
 }
 
-func (s *Server) deleteContextField(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteContextField(w http.ResponseWriter, r *http.Request) error {
 	return s.changeContextField(w, r, domain.DeleteContextField)
 }
 
-func (s *Server) validateContextFieldName(w http.ResponseWriter, r *http.Request) error {
+func (s *API) validateContextFieldName(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Name string `json:"name"`
 	}

@@ -1,16 +1,14 @@
-package server
+package adminapi
 
 import (
-	"context"
-
 	"github.com/bunting-flags/bunting/internal/domain"
-	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// signalsRoutes registers the signal endpoint management, ingestion and
+// RegisterSignals registers the signal endpoint management, ingestion and
 // action routes (internal/signals provides the handlers).
-func (s *Server) signalsRoutes(r *router) {
+func (s *API) RegisterSignals(r route.Registrar) {
 	sg := s.signals
 	r.Admin("GET /api/admin/signal-endpoints", domain.PermAdmin, sg.ListEndpoints,
 		api("Signals", "List signal endpoints with their tokens", 200, nil, signalEndpointList{}))
@@ -57,18 +55,4 @@ func (s *Server) signalsRoutes(r *router) {
 		api("Actions", "Disable an action set", 200, nil, store.ActionSet{}))
 	r.Admin("GET /api/admin/projects/{projectId}/actions/{id}/events", domain.PermAdmin, sg.ListActionSetEvents,
 		api("Actions", "An action set's runs, newest first (limit, offset)", 200, nil, actionSetEventList{}))
-}
-
-// newSignals builds the signals service.
-func (s *Server) newSignals() (*signals.Service, error) {
-	return signals.New(s.cfg.Signals, s.store, s.log, s.cfg.BaseURL)
-}
-
-// runSignals starts this instance's signal worker, which stops when ctx
-// ends, and returns a function that waits until it has stopped (and given
-// up its processing lease).
-func (s *Server) runSignals(ctx context.Context) (wait func()) {
-	done := make(chan struct{})
-	go func() { defer close(done); s.signals.Run(ctx) }()
-	return func() { <-done }
 }

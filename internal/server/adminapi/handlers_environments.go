@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -16,7 +16,7 @@ type environmentView struct {
 	EnabledToggleCount int `json:"enabledToggleCount"`
 }
 
-func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listEnvironments(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	envs, err := q.Environments()
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) error 
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "environments": out})
 }
 
-func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getEnvironment(w http.ResponseWriter, r *http.Request) error {
 	e, err := s.store.Q(r.Context()).Environment(r.PathValue("name"))
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, e)
 }
 
-func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createEnvironment(w http.ResponseWriter, r *http.Request) error {
 	var body domain.EnvironmentInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -59,7 +59,7 @@ func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error
 	return httpjson.Write(w, http.StatusCreated, e)
 }
 
-func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
 	var body domain.EnvironmentInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -76,15 +76,15 @@ func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error
 	return httpjson.Write(w, http.StatusOK, e)
 }
 
-func (s *Server) environmentOn(w http.ResponseWriter, r *http.Request) error {
+func (s *API) environmentOn(w http.ResponseWriter, r *http.Request) error {
 	return s.setEnvironmentEnabled(w, r, true)
 }
 
-func (s *Server) environmentOff(w http.ResponseWriter, r *http.Request) error {
+func (s *API) environmentOff(w http.ResponseWriter, r *http.Request) error {
 	return s.setEnvironmentEnabled(w, r, false)
 }
 
-func (s *Server) setEnvironmentEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
+func (s *API) setEnvironmentEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := domain.PrincipalFrom(r.Context())
 	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
 		return domain.SetEnvironmentEnabled(tx, p, r.PathValue("name"), enabled)
@@ -95,7 +95,7 @@ func (s *Server) setEnvironmentEnabled(w http.ResponseWriter, r *http.Request, e
 	return httpjson.WriteStatus(w, http.StatusNoContent)
 }
 
-func (s *Server) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteEnvironment(tx, p, r.PathValue("name")) }); err != nil {
 		return err
@@ -108,7 +108,7 @@ type projectEnvironmentBody struct {
 	Environment string `json:"environment"`
 }
 
-func (s *Server) addProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
 	var body projectEnvironmentBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -120,7 +120,7 @@ func (s *Server) addProjectEnvironment(w http.ResponseWriter, r *http.Request) e
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) removeProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) removeProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
 	project, env, p := r.PathValue("projectId"), r.PathValue("environment"), domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.RemoveProjectEnvironment(tx, p, project, env) }); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) createFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createFeature(w http.ResponseWriter, r *http.Request) error {
 	var body domain.CreateFeatureInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -28,7 +28,7 @@ func (s *Server) createFeature(w http.ResponseWriter, r *http.Request) error {
 
 // respondFeature sends the flag's full view, with its version as the ETag
 // (domain.FeatureVersion, for If-Match).
-func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status int, name string) error {
+func (s *API) respondFeature(w http.ResponseWriter, r *http.Request, status int, name string) error {
 	q := s.store.Q(r.Context())
 	f, err := q.Feature(name)
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *Server) respondFeature(w http.ResponseWriter, r *http.Request, status i
 	return httpjson.Write(w, status, v)
 }
 
-func (s *Server) getFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getFeature(w http.ResponseWriter, r *http.Request) error {
 	project, name := r.PathValue("projectId"), r.PathValue("featureName")
 	f, err := s.store.Q(r.Context()).FeatureInProject(project, name)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Server) getFeature(w http.ResponseWriter, r *http.Request) error {
 	return s.respondFeature(w, r, http.StatusOK, name)
 }
 
-func (s *Server) listProjectFeatures(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listProjectFeatures(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	features, err := q.Features(r.PathValue("projectId"), false)
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *Server) listProjectFeatures(w http.ResponseWriter, r *http.Request) err
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 2, "features": out})
 }
 
-func (s *Server) updateFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateFeature(w http.ResponseWriter, r *http.Request) error {
 	var body domain.UpdateFeatureInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -86,7 +86,7 @@ func (s *Server) updateFeature(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (s *Server) patchFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) patchFeature(w http.ResponseWriter, r *http.Request) error {
 	var ops []domain.PatchOp
 	if err := httpjson.Decode(r, 0, &ops); err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Server) patchFeature(w http.ResponseWriter, r *http.Request) error {
 
 // changeFeature runs op on the path's flag in a transaction and answers
 // with the flag.
-func (s *Server) changeFeature(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, name string) error) error {
+func (s *API) changeFeature(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, name string) error) error {
 	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p, project, name) }); err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *Server) changeFeature(w http.ResponseWriter, r *http.Request, op func(t
 	return s.respondFeature(w, r, http.StatusOK, name)
 }
 
-func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) archiveFeature(w http.ResponseWriter, r *http.Request) error {
 	project, name, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return domain.ArchiveFeature(tx, p, project, name) }); err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *Server) archiveFeature(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.WriteStatus(w, http.StatusAccepted)
 }
 
-func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return domain.ReviveFeature(tx, p, name) }); err != nil {
 		return err
@@ -122,7 +122,7 @@ func (s *Server) reviveFeature(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteFeature(w http.ResponseWriter, r *http.Request) error {
 	name, p := r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return domain.DeleteFeature(tx, p, name) }); err != nil {
 		return err
@@ -130,7 +130,7 @@ func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) listArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
 	features, err := s.store.Q(r.Context()).Features(r.PathValue("projectId"), true)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func (s *Server) listArchivedFeatures(w http.ResponseWriter, r *http.Request) er
 }
 
 // cloneFeature copies a flag (domain.CloneFeature) and answers with the copy.
-func (s *Server) cloneFeature(w http.ResponseWriter, r *http.Request) error {
+func (s *API) cloneFeature(w http.ResponseWriter, r *http.Request) error {
 	var body domain.CloneFeatureInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -155,7 +155,7 @@ func (s *Server) cloneFeature(w http.ResponseWriter, r *http.Request) error {
 	return s.respondFeature(w, r, http.StatusCreated, body.Name)
 }
 
-func (s *Server) listAllArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listAllArchivedFeatures(w http.ResponseWriter, r *http.Request) error {
 	features, err := s.store.Q(r.Context()).Features("", true)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func parseExportOptions(r *http.Request) (exportOptions, error) {
 	return o, nil
 }
 
-func (s *Server) exportState(w http.ResponseWriter, r *http.Request) error {
+func (s *API) exportState(w http.ResponseWriter, r *http.Request) error {
 	opts, err := parseExportOptions(r)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func readStateDocument(r *http.Request) (domain.StateDocument, error) {
 	return doc, httpjson.Unmarshal(bytes.TrimSpace(b), &doc)
 }
 
-func (s *Server) importState(w http.ResponseWriter, r *http.Request) error {
+func (s *API) importState(w http.ResponseWriter, r *http.Request) error {
 	doc, err := readStateDocument(r)
 	if err != nil {
 		return err

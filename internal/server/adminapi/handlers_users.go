@@ -1,10 +1,8 @@
-package server
+package adminapi
 
 import (
 	"net/http"
-	"strconv"
 
-	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
@@ -20,7 +18,7 @@ type userProfile struct {
 // userProfile answers for the calling principal: a user's root role, or
 // Admin for an admin API token. The open-source role model has no project
 // membership, so every principal sees every project.
-func (s *Server) userProfile(w http.ResponseWriter, r *http.Request) error {
+func (s *API) userProfile(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	projects, err := s.store.Q(r.Context()).Projects()
 	if err != nil {
@@ -33,7 +31,7 @@ func (s *Server) userProfile(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, userProfile{RootRole: domain.RoleByName(p.RootRole), Projects: ids, Features: []string{}})
 }
 
-func (s *Server) listServiceAccounts(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listServiceAccounts(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	users, err := q.ServiceAccounts()
 	if err != nil {
@@ -50,7 +48,7 @@ func (s *Server) listServiceAccounts(w http.ResponseWriter, r *http.Request) err
 	return httpjson.Write(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": domain.RootRoles})
 }
 
-func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createServiceAccount(w http.ResponseWriter, r *http.Request) error {
 	var body domain.ServiceAccountInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -67,15 +65,7 @@ func (s *Server) createServiceAccount(w http.ResponseWriter, r *http.Request) er
 	return httpjson.Write(w, http.StatusCreated, v)
 }
 
-func pathID(r *http.Request, name string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id < 1 {
-		return 0, apierr.Validation("The `%s` path parameter must be a positive integer. You sent %q.", name, r.PathValue(name))
-	}
-	return id, nil
-}
-
-func (s *Server) updateServiceAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateServiceAccount(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -96,7 +86,7 @@ func (s *Server) updateServiceAccount(w http.ResponseWriter, r *http.Request) er
 	return httpjson.Write(w, http.StatusOK, v)
 }
 
-func (s *Server) deleteServiceAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteServiceAccount(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -110,7 +100,7 @@ func (s *Server) deleteServiceAccount(w http.ResponseWriter, r *http.Request) er
 
 // issueUserToken decodes the body and creates a token for a service
 // account or for the calling user (domain.IssueUserToken).
-func (s *Server) issueUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
+func (s *API) issueUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
 	var body domain.UserTokenInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -129,7 +119,7 @@ func (s *Server) issueUserToken(w http.ResponseWriter, r *http.Request, serviceA
 
 // revokeUserToken deletes the path's token of a service account or of the
 // calling user (domain.RevokeUserToken).
-func (s *Server) revokeUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
+func (s *API) revokeUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
 	tokenID, err := pathID(r, "tokenId")
 	if err != nil {
 		return err
@@ -141,7 +131,7 @@ func (s *Server) revokeUserToken(w http.ResponseWriter, r *http.Request, service
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) listServiceAccountTokens(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listServiceAccountTokens(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -157,7 +147,7 @@ func (s *Server) listServiceAccountTokens(w http.ResponseWriter, r *http.Request
 	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": tokens})
 }
 
-func (s *Server) createServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -165,7 +155,7 @@ func (s *Server) createServiceAccountToken(w http.ResponseWriter, r *http.Reques
 	return s.issueUserToken(w, r, true, id)
 }
 
-func (s *Server) deleteServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
@@ -173,7 +163,7 @@ func (s *Server) deleteServiceAccountToken(w http.ResponseWriter, r *http.Reques
 	return s.revokeUserToken(w, r, true, id)
 }
 
-func (s *Server) listPersonalTokens(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listPersonalTokens(w http.ResponseWriter, r *http.Request) error {
 	u, err := domain.CallingUser(domain.PrincipalFrom(r.Context()))
 	if err != nil {
 		return err
@@ -185,14 +175,14 @@ func (s *Server) listPersonalTokens(w http.ResponseWriter, r *http.Request) erro
 	return httpjson.Write(w, http.StatusOK, map[string]any{"pats": tokens})
 }
 
-func (s *Server) createPersonalToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createPersonalToken(w http.ResponseWriter, r *http.Request) error {
 	if _, err := domain.CallingUser(domain.PrincipalFrom(r.Context())); err != nil {
 		return err
 	}
 	return s.issueUserToken(w, r, false, 0)
 }
 
-func (s *Server) deletePersonalToken(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deletePersonalToken(w http.ResponseWriter, r *http.Request) error {
 	if _, err := domain.CallingUser(domain.PrincipalFrom(r.Context())); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) listTagTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listTagTypes(w http.ResponseWriter, r *http.Request) error {
 	types, err := s.store.Q(r.Context()).TagTypes()
 	if err != nil {
 		return err
@@ -16,7 +16,7 @@ func (s *Server) listTagTypes(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tagTypes": types})
 }
 
-func (s *Server) getTagType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getTagType(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.store.Q(r.Context()).TagType(r.PathValue("name"))
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Server) getTagType(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tagType": t})
 }
 
-func (s *Server) createTagType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createTagType(w http.ResponseWriter, r *http.Request) error {
 	var body domain.TagTypeInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) createTagType(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusCreated, t)
 }
 
-func (s *Server) updateTagType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateTagType(w http.ResponseWriter, r *http.Request) error {
 	var body domain.TagTypeInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -52,14 +52,14 @@ func (s *Server) updateTagType(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (s *Server) deleteTagType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteTagType(w http.ResponseWriter, r *http.Request) error {
 	return s.changeTags(w, r, func(tx *store.Tx, p *domain.Principal) error {
 		return domain.DeleteTagType(tx, p, r.PathValue("name"))
 	})
 }
 
 // changeTags runs op in a transaction and answers 200.
-func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal) error) error {
+func (s *API) changeTags(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal) error) error {
 	p := domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p) }); err != nil {
 		return err
@@ -67,7 +67,7 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, op func(tx *
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) listTags(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listTags(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	typ := r.PathValue("type")
 	if typ != "" {
@@ -82,7 +82,7 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
-func (s *Server) createTag(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createTag(w http.ResponseWriter, r *http.Request) error {
 	var t store.Tag
 	if err := httpjson.Decode(r, 0, &t); err != nil {
 		return err
@@ -95,12 +95,12 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusCreated, map[string]any{"version": 1, "tag": t})
 }
 
-func (s *Server) deleteTag(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteTag(w http.ResponseWriter, r *http.Request) error {
 	t := store.Tag{Type: r.PathValue("type"), Value: r.PathValue("value")}
 	return s.changeTags(w, r, func(tx *store.Tx, p *domain.Principal) error { return domain.DeleteTag(tx, p, t) })
 }
 
-func (s *Server) listFeatureTags(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listFeatureTags(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	name := r.PathValue("featureName")
 	if _, err := q.Feature(name); err != nil {
@@ -113,7 +113,7 @@ func (s *Server) listFeatureTags(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
-func (s *Server) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addFeatureTag(w http.ResponseWriter, r *http.Request) error {
 	var t store.Tag
 	if err := httpjson.Decode(r, 0, &t); err != nil {
 		return err
@@ -132,7 +132,7 @@ type featureTagsChange struct {
 	RemovedTags []store.Tag `json:"removedTags"`
 }
 
-func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateFeatureTags(w http.ResponseWriter, r *http.Request) error {
 	var body featureTagsChange
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -154,7 +154,7 @@ func (s *Server) updateFeatureTags(w http.ResponseWriter, r *http.Request) error
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "tags": tags})
 }
 
-func (s *Server) removeFeatureTag(w http.ResponseWriter, r *http.Request) error {
+func (s *API) removeFeatureTag(w http.ResponseWriter, r *http.Request) error {
 	t := store.Tag{Type: r.PathValue("type"), Value: r.PathValue("value")}
 	return s.changeTags(w, r, func(tx *store.Tx, p *domain.Principal) error {
 		return domain.UntagFeature(tx, p, r.PathValue("featureName"), t)

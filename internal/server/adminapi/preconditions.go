@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 // object since the caller read the version it sends, and the answer's ETag
 // is the object's version after the change, for the caller's next one.
 // Without If-Match nothing is checked and nothing is added, as on Unleash.
-func (s *Server) change(w http.ResponseWriter, r *http.Request, fn func(tx *store.Tx) error) error {
+func (s *API) change(w http.ResponseWriter, r *http.Request, fn func(tx *store.Tx) error) error {
 	obj, ok := versionedObject(r)
 	if !ok {
 		return s.store.Tx(r.Context(), fn)

@@ -1,14 +1,15 @@
-package server
+package adminapi
 
 import (
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// adminRoutes registers the admin API: admin tokens and users with a root
+// Register registers the admin API: admin tokens and users with a root
 // role. The permission argument ("" = any authenticated admin principal) is
 // checked before the handler runs.
-func (s *Server) adminRoutes(r *router) {
+func (s *API) Register(r route.Registrar) {
 	r.Admin("GET /api/admin/feature-types", "", s.listFeatureTypes,
 		api("Feature types", "List feature types", 200, nil, featureTypeList{}))
 	r.Admin("POST /api/admin/playground", "", s.playground, withJSON,

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -22,17 +22,17 @@ func activateDisabledParam(r *http.Request) bool {
 	return r.URL.Query().Get("shouldActivateDisabledStrategies") == "true"
 }
 
-func (s *Server) featureEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
+func (s *API) featureEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
 	return s.toggleEnvironment(w, r, true)
 }
 
-func (s *Server) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
+func (s *API) featureEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
 	return s.toggleEnvironment(w, r, false)
 }
 
 // toggleEnvironment turns a flag on or off in an environment and returns
 // the flag (domain.SetEnabled).
-func (s *Server) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
+func (s *API) toggleEnvironment(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	var view domain.FeatureView
@@ -57,17 +57,17 @@ type bulkToggleBody struct {
 	Features []string `json:"features"`
 }
 
-func (s *Server) bulkEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
+func (s *API) bulkEnvironmentOn(w http.ResponseWriter, r *http.Request) error {
 	return s.bulkToggle(w, r, true)
 }
 
-func (s *Server) bulkEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
+func (s *API) bulkEnvironmentOff(w http.ResponseWriter, r *http.Request) error {
 	return s.bulkToggle(w, r, false)
 }
 
 // bulkToggle switches several flags of a project in one environment, all
 // or none (domain.SetEnabledBulk).
-func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool) error {
+func (s *API) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool) error {
 	var body bulkToggleBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -84,7 +84,7 @@ func (s *Server) bulkToggle(w http.ResponseWriter, r *http.Request, enabled bool
 
 // loadEnvStrategies reads the flag environment of the path and its
 // strategies, for the read-only routes.
-func (s *Server) loadEnvStrategies(r *http.Request) (domain.FeatureEnv, []store.Strategy, error) {
+func (s *API) loadEnvStrategies(r *http.Request) (domain.FeatureEnv, []store.Strategy, error) {
 	q := s.store.Q(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	sc, err := domain.LoadFeatureEnv(q, project, feature, env, true)
@@ -95,7 +95,7 @@ func (s *Server) loadEnvStrategies(r *http.Request) (domain.FeatureEnv, []store.
 	return sc, strategies, err
 }
 
-func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) error {
 	sc, strategies, err := s.loadEnvStrategies(r)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (s *Server) getFeatureEnvironment(w http.ResponseWriter, r *http.Request) e
 		"strategies": strategies, "variants": sc.FE.Variants})
 }
 
-func (s *Server) listStrategies(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listStrategies(w http.ResponseWriter, r *http.Request) error {
 	_, strategies, err := s.loadEnvStrategies(r)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (s *Server) listStrategies(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, strategies)
 }
 
-func (s *Server) getStrategy(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getStrategy(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	sc, err := domain.LoadFeatureEnv(q, project, feature, env, true)
@@ -126,7 +126,7 @@ func (s *Server) getStrategy(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, st)
 }
 
-func (s *Server) addStrategy(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addStrategy(w http.ResponseWriter, r *http.Request) error {
 	var body domain.StrategyInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -144,7 +144,7 @@ func (s *Server) addStrategy(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, created)
 }
 
-func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateStrategy(w http.ResponseWriter, r *http.Request) error {
 	var body domain.StrategyInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -162,7 +162,7 @@ func (s *Server) updateStrategy(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, updated)
 }
 
-func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
+func (s *API) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 	var ops []domain.PatchOp
 	if err := httpjson.Decode(r, 0, &ops); err != nil {
 		return err
@@ -180,7 +180,7 @@ func (s *Server) patchStrategy(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, updated)
 }
 
-func (s *Server) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	project, feature, env := pathFeatureEnv(r)
 	err := s.change(w, r, func(tx *store.Tx) error {
@@ -193,7 +193,7 @@ func (s *Server) deleteStrategy(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error {
+func (s *API) reorderStrategies(w http.ResponseWriter, r *http.Request) error {
 	var body []domain.StrategyOrder
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -209,7 +209,7 @@ func (s *Server) reorderStrategies(w http.ResponseWriter, r *http.Request) error
 	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
-func (s *Server) getEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
 	project, feature, env := pathFeatureEnv(r)
 	sc, err := domain.LoadFeatureEnv(s.store.Q(r.Context()), project, feature, env, true)
 	if err != nil {
@@ -218,7 +218,7 @@ func (s *Server) getEnvironmentVariants(w http.ResponseWriter, r *http.Request) 
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "variants": sc.FE.Variants})
 }
 
-func (s *Server) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
+func (s *API) putEnvironmentVariants(w http.ResponseWriter, r *http.Request) error {
 	var body []domain.VariantInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err

@@ -1,7 +1,8 @@
-package server
+package adminapi
 
 import (
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // (type:value), stale, archived and state (environment:on|off), one page
 // (offset, limit ≤ 200) at a time, sorted by name, with the total and the
 // environments, projects and flag types the filters offer.
-func (s *Server) searchFeatures(w http.ResponseWriter, r *http.Request) error {
+func (s *API) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	q := store.FeatureSearch{Text: v.Get("query"), Project: v.Get("project"), Type: v.Get("type"), Limit: 50}
 	if len(q.Text) > 200 {
@@ -91,4 +92,11 @@ func (s *Server) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 		projectNames = append(projectNames, map[string]string{"id": p.ID, "name": p.Name})
 	}
 	return httpjson.Write(w, http.StatusOK, map[string]any{"features": hits, "total": total, "environments": envs, "projects": projectNames, "types": types})
+}
+
+// RegisterSearch registers the flag search that the web UI pages through
+// thousands of flags with.
+func (s *API) RegisterSearch(r route.Registrar) {
+	r.Admin("GET /api/admin/search/features", "", s.searchFeatures,
+		api("Features", "Search flags, a page at a time (query, project, type, tag, state, archived, …)", 200, nil, featureSearchResult{}))
 }

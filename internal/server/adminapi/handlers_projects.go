@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -27,7 +27,7 @@ type projectView struct {
 	AvgTimeToProduction          int        `json:"avgTimeToProduction"`
 }
 
-func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	projects, err := q.Projects()
 	if err != nil {
@@ -59,7 +59,7 @@ func projectHealth(total, stale, potentiallyStale int) int {
 	return max(0, int(h+0.5))
 }
 
-func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	var body domain.ProjectInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -76,7 +76,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusCreated, proj)
 }
 
-func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getProject(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	proj, err := q.Project(r.PathValue("projectId"))
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 		"updatedAt": proj.UpdatedAt, "environments": envs})
 }
 
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateProject(w http.ResponseWriter, r *http.Request) error {
 	var body domain.ProjectInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -108,7 +108,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, proj)
 }
 
-func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteProject(w http.ResponseWriter, r *http.Request) error {
 	id, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteProject(tx, p, id) }); err != nil {
 		return err

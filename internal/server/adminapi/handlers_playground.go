@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"encoding/json"
@@ -116,7 +116,7 @@ type playgroundVariant struct {
 	Payload *engine.VariantPayload `json:"payload,omitempty"`
 }
 
-func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
+func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
 	body, err := httpjson.ReadBody(r, 0)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"time"
@@ -103,13 +103,6 @@ type (
 	}
 	contextFieldName struct {
 		Name string `json:"name"`
-	}
-	sessionsEnded struct {
-		SessionsEnded int64 `json:"sessionsEnded"`
-	}
-	accountList struct {
-		Users     []store.Account   `json:"users"`
-		RootRoles []domain.RootRole `json:"rootRoles"`
 	}
 	featureSearchResult struct {
 		Features     []store.FeatureSearchHit `json:"features"`

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/httpjson"
 )
 
-func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
+func (s *API) featureUsage(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	name := r.PathValue("featureName")
 	f, err := q.Feature(name)
@@ -38,7 +38,7 @@ func (s *Server) featureUsage(w http.ResponseWriter, r *http.Request) error {
 		"lastSeenAt": f.LastSeenAt, "environments": lastSeen, "data": rows})
 }
 
-func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listApplications(w http.ResponseWriter, r *http.Request) error {
 	apps, err := s.store.Q(r.Context()).Applications()
 	if err != nil {
 		return err

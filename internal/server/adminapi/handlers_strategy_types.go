@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) listStrategyTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listStrategyTypes(w http.ResponseWriter, r *http.Request) error {
 	types, err := s.store.Q(r.Context()).StrategyTypes()
 	if err != nil {
 		return err
@@ -17,7 +17,7 @@ func (s *Server) listStrategyTypes(w http.ResponseWriter, r *http.Request) error
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "strategies": types})
 }
 
-func (s *Server) getStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getStrategyType(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.store.Q(r.Context()).StrategyType(r.PathValue("name"))
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Server) getStrategyType(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, t)
 }
 
-func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createStrategyType(w http.ResponseWriter, r *http.Request) error {
 	var body domain.StrategyTypeInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -43,7 +43,7 @@ func (s *Server) createStrategyType(w http.ResponseWriter, r *http.Request) erro
 	return httpjson.Write(w, http.StatusCreated, t)
 }
 
-func (s *Server) updateStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateStrategyType(w http.ResponseWriter, r *http.Request) error {
 	var body domain.StrategyTypeInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -53,25 +53,25 @@ func (s *Server) updateStrategyType(w http.ResponseWriter, r *http.Request) erro
 	})
 }
 
-func (s *Server) deprecateStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deprecateStrategyType(w http.ResponseWriter, r *http.Request) error {
 	return s.changeStrategyType(w, r, func(tx *store.Tx, p *domain.Principal, name string) error {
 		return domain.SetStrategyTypeDeprecated(tx, p, name, true)
 	})
 }
 
-func (s *Server) reactivateStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) reactivateStrategyType(w http.ResponseWriter, r *http.Request) error {
 	return s.changeStrategyType(w, r, func(tx *store.Tx, p *domain.Principal, name string) error {
 		return domain.SetStrategyTypeDeprecated(tx, p, name, false)
 	})
 }
 
-func (s *Server) deleteStrategyType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteStrategyType(w http.ResponseWriter, r *http.Request) error {
 	return s.changeStrategyType(w, r, domain.DeleteStrategyType)
 }
 
 // changeStrategyType runs op on the path's strategy type in a transaction
 // and answers 200.
-func (s *Server) changeStrategyType(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, name string) error) error {
+func (s *API) changeStrategyType(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, name string) error) error {
 	p := domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, p, r.PathValue("name")) }); err != nil {
 		return err
@@ -86,7 +86,7 @@ type featureTypeLifetimeBody struct {
 
 // updateFeatureTypeLifetime sets how many days a flag of this type lives
 // before it is potentially stale (domain.SetFeatureTypeLifetime).
-func (s *Server) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Request) error {
 	var body featureTypeLifetimeBody
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) listFeatureTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listFeatureTypes(w http.ResponseWriter, r *http.Request) error {
 	types, err := s.store.Q(r.Context()).FeatureTypes()
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ type eventList struct {
 	TotalEvents int           `json:"totalEvents"`
 }
 
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listEvents(w http.ResponseWriter, r *http.Request) error {
 	f := store.EventFilter{Limit: 100}
 	if p := r.URL.Query().Get("project"); p != "" {
 		f.Project, f.Limit = p, 1<<30
@@ -39,7 +39,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listFeatureEvents answers the newest events of one flag.
-func (s *Server) listFeatureEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listFeatureEvents(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("featureName")
 	events, total, err := s.store.Q(r.Context()).Events(store.EventFilter{Feature: name, Limit: 100})
 	if err != nil {
@@ -58,7 +58,7 @@ type eventSearch struct {
 	Offset  *int   `json:"offset"`
 }
 
-func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *API) searchEvents(w http.ResponseWriter, r *http.Request) error {
 	var body eventSearch
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -18,7 +18,7 @@ func segmentID(r *http.Request) (int, error) {
 	return id, nil
 }
 
-func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listSegments(w http.ResponseWriter, r *http.Request) error {
 	segs, err := s.store.Q(r.Context()).Segments()
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, map[string]any{"segments": segs})
 }
 
-func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getSegment(w http.ResponseWriter, r *http.Request) error {
 	id, err := segmentID(r)
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, sg)
 }
 
-func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createSegment(w http.ResponseWriter, r *http.Request) error {
 	var body domain.SegmentInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusCreated, sg)
 }
 
-func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	id, err := segmentID(r)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.WriteStatus(w, http.StatusNoContent)
 }
 
-func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 	id, err := segmentID(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -10,7 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func (s *Server) addDependency(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addDependency(w http.ResponseWriter, r *http.Request) error {
 	var body domain.DependencyInput
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
@@ -20,18 +20,18 @@ func (s *Server) addDependency(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteDependency(w http.ResponseWriter, r *http.Request) error {
 	return s.changeDependencies(w, r, func(tx *store.Tx, p *domain.Principal, project, child string) error {
 		return domain.DeleteDependency(tx, p, project, child, r.PathValue("parent"))
 	})
 }
 
-func (s *Server) deleteDependencies(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteDependencies(w http.ResponseWriter, r *http.Request) error {
 	return s.changeDependencies(w, r, domain.DeleteDependencies)
 }
 
 // changeDependencies runs op on the path's flag in a transaction.
-func (s *Server) changeDependencies(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, child string) error) error {
+func (s *API) changeDependencies(w http.ResponseWriter, r *http.Request, op func(tx *store.Tx, p *domain.Principal, project, child string) error) error {
 	project, child, p := r.PathValue("projectId"), r.PathValue("featureName"), domain.PrincipalFrom(r.Context())
 	if err := s.change(w, r, func(tx *store.Tx) error { return op(tx, p, project, child) }); err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) changeDependencies(w http.ResponseWriter, r *http.Request, op f
 // listParents answers which flags may become parents of a child: the
 // active flags of the child's project other than the child itself and
 // other than flags that already have a parent, sorted by name.
-func (s *Server) listParents(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listParents(w http.ResponseWriter, r *http.Request) error {
 	q := s.store.Q(r.Context())
 	child, err := q.Feature(r.PathValue("featureName"))
 	if apierr.IsKind(err, apierr.KindNotFound) {
