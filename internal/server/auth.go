@@ -55,7 +55,7 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 		return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
 			secret := route.Bearer(r.Header.Get("Authorization"))
 			if secret == "" && sf == surfaceAdmin {
-				if p, ok, err := s.sessionPrincipal(r); ok {
+				if p, ok, err := s.accounts.SessionPrincipal(r); ok {
 					if err != nil {
 						return err
 					}

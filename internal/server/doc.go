@@ -5,7 +5,7 @@
 // # Adding routes
 //
 // One file per surface lists its routes, one line per route
-// (adminapi, sdkapi, opsapi, and routes_webui.go here; routes.go
+// (adminapi, sdkapi, opsapi, accounts; routes.go
 // puts them together):
 //
 //	r.Admin("POST /api/admin/projects/{projectId}/features", domain.PermCreateFeature, s.createFeature, withJSON)

@@ -11,7 +11,7 @@ import (
 // surface package: adminapi (the admin API, with signal endpoints and
 // actions, and the flag search), sdkapi (the client and
 // frontend APIs for SDKs), opsapi (health, metrics, API docs), and
-// routes_webui.go here (sign-in, sessions, people).
+// accounts (sign-in, sessions, people).
 // Every route is one registration: pattern, surface (which principals it
 // accepts), permission, body rule, handler, and its documentation (api:
 // tag, summary, success status, request and response types), from which
@@ -24,7 +24,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.admin.RegisterSignals(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
-	s.webUIRoutes(r)
+	s.accounts.Register(r)
 	s.admin.RegisterSearch(r)
 	r.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
@@ -37,8 +37,8 @@ type Server struct {
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
-	// logins counts failed sign-ins (domain.SignIn).
-	logins *domain.LoginLimiter
+	// accounts serves sign-in, sessions and people.
+	accounts *accounts.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -55,7 +55,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: domain.NewLoginLimiter()}
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.ops = opsapi.New(st)
 	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
 	var err error
@@ -63,6 +63,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals)
+	s.accounts = accounts.New(st, cfg.BasePath)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
 	}

@@ -1,13 +1,11 @@
-// People who sign in with a password, and their browser sessions: the
+// Package accounts serves people who sign in with a password, and their browser sessions: the
 // HTTP side of the first admin, sign-in, sessions, CSRF checks, sign-out
 // here and everywhere, and the admin API for managing people. The rules
-// live in internal/domain (accounts.go, sessions.go); this file decodes,
-// runs them and answers, with the session cookie.
-
-package server
+// live in internal/domain (accounts.go, sessions.go); this package
+// decodes, runs them and answers, with the session cookie.
+package accounts
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -26,36 +24,11 @@ const (
 	CSRFHeader = "X-CSRF-Token"
 )
 
-// BootstrapAdminUser creates the first person, with the Admin role, when
-// the database holds nobody yet (domain.BootstrapAdminUser): named by
-// INIT_ADMIN_USER (default admin) with INIT_ADMIN_PASSWORD, or with a
-// generated password, which it returns so the caller prints it once. It
-// returns the name of the created admin ("" when people already existed).
-func (s *Server) BootstrapAdminUser(ctx context.Context) (name, generatedPassword string, err error) {
-	name, password := s.cfg.InitAdminUser, s.cfg.InitAdminPassword
-	if name == "" {
-		name = "admin"
-	}
-	if password == "" {
-		generatedPassword = RandomHex(12)
-		password = generatedPassword
-	}
-	var created bool
-	err = s.store.Tx(ctx, func(tx *store.Tx) (err error) {
-		created, err = domain.BootstrapAdminUser(tx, name, password)
-		return err
-	})
-	if err != nil || !created {
-		return "", "", err
-	}
-	return name, generatedPassword, nil
-}
-
-// sessionPrincipal authenticates a request by its session cookie
+// SessionPrincipal authenticates a request by its session cookie
 // (domain.SessionPrincipal). ok is false when the request carries none.
 // Changes (every method but GET, HEAD and OPTIONS) must send the session's
 // CSRF token in X-CSRF-Token.
-func (s *Server) sessionPrincipal(r *http.Request) (p *domain.Principal, ok bool, err error) {
+func (s *API) SessionPrincipal(r *http.Request) (p *domain.Principal, ok bool, err error) {
 	c, cerr := r.Cookie(SessionCookie)
 	if cerr != nil || c.Value == "" {
 		return nil, false, nil
@@ -80,7 +53,7 @@ func clientAddress(r *http.Request) string {
 
 // login signs a person in (domain.SignIn: rate limits, password, session)
 // and sets the session cookie.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+func (s *API) login(w http.ResponseWriter, r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameOrigin(o, r) {
 		return apierr.Forbidden("Sign-in from another site was refused.")
 	}
@@ -103,8 +76,8 @@ func sameOrigin(origin string, r *http.Request) bool {
 }
 
 // sessionCookie builds the session cookie (maxAge < 0 deletes it).
-func (s *Server) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
-	path := s.cfg.BasePath
+func (s *API) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	path := s.basePath
 	if path == "" {
 		path = "/"
 	}
@@ -116,7 +89,7 @@ func (s *Server) sessionCookie(r *http.Request, value string, maxAge int) *http.
 
 // currentSession answers who is signed in, with the CSRF token the page
 // sends back on changes and the permissions the person holds.
-func (s *Server) currentSession(w http.ResponseWriter, r *http.Request) error {
+func (s *API) currentSession(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
 	csrf := ""
 	if c, err := r.Cookie(SessionCookie); err == nil && p.Kind == domain.KindUser && r.Header.Get("Authorization") == "" {
@@ -131,7 +104,7 @@ func (s *Server) currentSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // logout ends this browser's session.
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+func (s *API) logout(w http.ResponseWriter, r *http.Request) error {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || r.Header.Get("Authorization") != "" {
 		return apierr.Validation("Only a browser session can sign out; this request used an API token.")
@@ -144,7 +117,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 }
 
 // logoutEverywhere ends every session of the calling person.
-func (s *Server) logoutEverywhere(w http.ResponseWriter, r *http.Request) error {
+func (s *API) logoutEverywhere(w http.ResponseWriter, r *http.Request) error {
 	n, err := domain.SignOutEverywhere(s.store.Q(r.Context()), domain.PrincipalFrom(r.Context()))
 	if err != nil {
 		return err
@@ -153,7 +126,7 @@ func (s *Server) logoutEverywhere(w http.ResponseWriter, r *http.Request) error 
 	return httpjson.Write(w, http.StatusOK, map[string]int64{"sessionsEnded": n})
 }
 
-func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listAccounts(w http.ResponseWriter, r *http.Request) error {
 	accts, err := s.store.Q(r.Context()).Accounts()
 	if err != nil {
 		return err
@@ -162,7 +135,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) error {
 }
 
 // createAccount answers POST /api/admin/user-admin (domain.CreateAccount).
-func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createAccount(w http.ResponseWriter, r *http.Request) error {
 	var in domain.AccountInput
 	if err := httpjson.Decode(r, 0, &in); err != nil {
 		return err
@@ -179,7 +152,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) error {
 }
 
 // updateAccount answers PUT /api/admin/user-admin/{id} (domain.UpdateAccount).
-func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
@@ -200,7 +173,7 @@ func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteAccount answers DELETE /api/admin/user-admin/{id} (domain.DeleteAccount).
-func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteAccount(w http.ResponseWriter, r *http.Request) error {
 	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
@@ -210,7 +183,7 @@ func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request) error {
 
 // resetPassword sets a person's password (admins) and ends their sessions
 // (domain.ResetPassword).
-func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) error {
+func (s *API) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	id, err := route.PathID(r, "id")
 	if err != nil {
 		return err
@@ -224,7 +197,7 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) error {
 
 // changeOwnPassword lets a signed-in person change their password, given
 // the current one; their other sessions end (domain.ChangeOwnPassword).
-func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error {
+func (s *API) changeOwnPassword(w http.ResponseWriter, r *http.Request) error {
 	var in domain.PasswordInput
 	if err := httpjson.Decode(r, 0, &in); err != nil {
 		return err
@@ -234,7 +207,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 
 // accountChange runs op in a transaction as the caller and answers 200
 // with an empty body.
-func (s *Server) accountChange(w http.ResponseWriter, r *http.Request, op func(*store.Tx, *domain.Principal) error) error {
+func (s *API) accountChange(w http.ResponseWriter, r *http.Request, op func(*store.Tx, *domain.Principal) error) error {
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, domain.PrincipalFrom(r.Context())) }); err != nil {
 		return err
 	}
@@ -252,3 +225,18 @@ type (
 		RootRoles []domain.RootRole `json:"rootRoles"`
 	}
 )
+
+// API serves sign-in, sessions and the people routes.
+type API struct {
+	store *store.Store
+	// basePath is the session cookie's path ("" = "/").
+	basePath string
+	// logins counts failed sign-ins (domain.SignIn).
+	logins *domain.LoginLimiter
+}
+
+// New builds the accounts surface on st; basePath is where the server is
+// mounted (the session cookie's path).
+func New(st *store.Store, basePath string) *API {
+	return &API{store: st, basePath: basePath, logins: domain.NewLoginLimiter()}
+}
