@@ -122,7 +122,7 @@ func TestWebUIScreens(t *testing.T) {
 	admin.screenshot("19-strategy-order")
 	admin.do("move third up", chromedp.Click("#up-"+ids["third"]))
 	waitAPI(t, "the order after moving third up", func() bool { return strings.Join(strategyOrder(t, h, "ui-order"), ",") == "second,third,first" })
-	admin.waitFor("the reload", `document.readyState === "complete" && !!document.querySelector("#up-`+ids["first"]+`")`)
+	admin.waitFor("the page to show the order after the reload", `document.readyState === "complete" && [...document.querySelectorAll("#env-development .strategy")].map(e => e.dataset.strategy).join() === "`+ids["second"]+","+ids["third"]+","+ids["first"]+`"`)
 
 	// The flag's type is chosen from the flag types.
 	options := eval[string](admin, `[...document.querySelector('form select[name="type"]').options].map(o => o.value).join()`)
@@ -161,6 +161,28 @@ func TestWebUIScreens(t *testing.T) {
 	admin.waitFor("the token gone from the list", `document.readyState === "complete" && !document.querySelector('`+revoke+`')`)
 	admin.screenshot("20-tokens")
 	h.Do(t, "GET", "/api/client/features", created.Secret, nil).Want(t, 401)
+
+	// A personal access token on the account page: made with an expiry,
+	// its secret shown once, it acts as the person, and deleting it ends it.
+	admin.open(h.URL + "/account")
+	admin.do("describe the token", chromedp.SendKeys("#pat-desc", "deploy script"))
+	admin.set("#pat-expires", time.Now().AddDate(0, 1, 0).Format("2006-01-02"))
+	admin.do("create the token", chromedp.Click(`form[data-api$="/api/admin/user/tokens"] button[type="submit"]`))
+	admin.waitFor("the secret", `document.querySelector("#pat-secret").textContent.startsWith("user:")`)
+	pat := eval[string](admin, `document.querySelector("#pat-secret").textContent`)
+	// Only a person's token has personal tokens to list: it acts as them.
+	if got := string(h.Do(t, "GET", "/api/admin/user/tokens", pat, nil).Want(t, 200).Body); !strings.Contains(got, "deploy script") {
+		t.Errorf("the personal token lists the tokens %s", got)
+	}
+	admin.open(h.URL + "/account")
+	if got := eval[string](admin, `document.querySelector("#pats").innerText`); !strings.Contains(got, "deploy script") || strings.Contains(got, pat) {
+		t.Errorf("the account page lists tokens as %q (want the description, never the secret)", got)
+	}
+	admin.screenshot("28-account-tokens")
+	admin.answerConfirm(true)
+	admin.do("delete the token", chromedp.Click(`button[aria-label="Delete token deploy script"]`))
+	admin.waitFor("the token gone", `document.readyState === "complete" && !document.querySelector('button[aria-label="Delete token deploy script"]')`)
+	h.Do(t, "GET", "/api/admin/user/tokens", pat, nil).Want(t, 401)
 
 	// A signal endpoint and its token, made on the signals screen.
 	admin.do("open signals from the menu", chromedp.Click(`nav[aria-label="Main"] a[href="/signals"]`))
@@ -251,7 +273,7 @@ func TestWebUIScreens(t *testing.T) {
 		t.Errorf("the run log lists %d runs, want 1 (the low-severity signal matches no filter)", n)
 	}
 	run := eval[string](admin, `document.querySelector("#runs li.run").innerText`)
-	for _, want := range []string{"kill on critical", "success", "Switch a flag off ui-order in development"} {
+	for _, want := range []string{"kill on critical", "success", "Switch a flag off (ui-order in development): success"} {
 		if !strings.Contains(run, want) {
 			t.Errorf("the run log reads %q, without %q", run, want)
 		}

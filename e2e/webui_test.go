@@ -312,9 +312,16 @@ func TestWebUIJourneys(t *testing.T) {
 		t.Errorf("a Viewer forcing a switch got %s", forced)
 	}
 
-	// The session survives a restart: a fresh server on the same database
+	// The session is in the database: a second server on the same database
 	// (cookies ignore the port) knows it.
 	h2 := servertest.Start(t, h.DB)
+	admin.open(h2.URL + "/flags")
+	admin.waitFor("still signed in on a second instance", `location.pathname === "/flags" && !!document.querySelector("#who")`)
+	// ... and across a real restart: that server stops and starts again at
+	// the same address, and the browser's session is still known.
+	addr := strings.TrimPrefix(h2.URL, "http://")
+	h2.Stop()
+	h2 = servertest.Start(t, h.DB, servertest.At(addr))
 	admin.open(h2.URL + "/flags")
 	admin.waitFor("still signed in after the restart", `location.pathname === "/flags" && !!document.querySelector("#who")`)
 

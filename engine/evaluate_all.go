@@ -50,6 +50,25 @@ const (
 // flags without dependencies first, so that a dependency reads its
 // parent's outcome (parents have no dependencies).
 func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
+	dst, _ = s.evaluateAllIDs(ctx, dst, nil, nil)
+	return dst
+}
+
+// EvaluateAllIDsTargeted is EvaluateAllIDs that also appends to targeted,
+// for each flag index in ask, whether the strategy that turned the flag on
+// without a variant (NoVariantID) has constraints (its own or its
+// segments'); false when the flag is off, resolved a variant or no
+// strategy decided it. For a flag that comes out NoVariantID this is what
+// EvaluateTargeted reports, found within the same evaluation: the
+// constraint tests settled for every flag and the flags' outcomes are read
+// again, not recomputed, so asking about many flags costs little more than
+// deciding their strategies once more.
+func (s *Snapshot) EvaluateAllIDsTargeted(ctx *Context, dst []VariantID, ask []int32, targeted []bool) ([]VariantID, []bool) {
+	return s.evaluateAllIDs(ctx, dst, ask, targeted)
+}
+
+// evaluateAllIDs is EvaluateAllIDs and EvaluateAllIDsTargeted.
+func (s *Snapshot) evaluateAllIDs(ctx *Context, dst []VariantID, ask []int32, targeted []bool) ([]VariantID, []bool) {
 	if ctx == nil {
 		ctx = &Context{}
 	}
@@ -76,8 +95,18 @@ func (s *Snapshot) EvaluateAllIDs(ctx *Context, dst []VariantID) []VariantID {
 	for _, i := range s.dependent {
 		out[i] = s.evaluateID(int(i), &st)
 	}
+	for _, i := range ask {
+		t := false
+		if out[i] == NoVariantID {
+			// Decided again with the settled memo; dependencies read
+			// their parents' outcomes (st.decided).
+			on, winner := s.isEnabled(&s.flags[i], &st)
+			t = on && winner != nil && len(winner.refs) > 0
+		}
+		targeted = append(targeted, t)
+	}
 	putScratch(sc)
-	return dst
+	return dst, targeted
 }
 
 // allFlagsPlan is how EvaluateAllIDs evaluates every flag of a snapshot of

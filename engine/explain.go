@@ -57,24 +57,3 @@ func (s *Snapshot) EvaluateTargeted(i int, ctx *Context) (Result, bool) {
 	}
 	return s.result(i, variantFor(f, winner, &st)), winner != nil && len(winner.refs) > 0
 }
-
-// WinnersTargeted appends to dst, for each flag index in flags, whether
-// the strategy that turns the flag on for ctx has constraints (false when
-// it is off or no strategy decided it). The flags share one evaluation
-// state (field cache and constraint memo), which makes asking about many
-// flags of one context cheaper than EvaluateTargeted for each.
-func (s *Snapshot) WinnersTargeted(ctx *Context, flags []int32, dst []bool) []bool {
-	if ctx == nil {
-		ctx = &Context{}
-	}
-	sc := getScratch(len(s.constraints)+1, s.fieldCount)
-	st := newEvalState(ctx, s.now)
-	st.memo, st.fields = sc.memo, sc.fields
-	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
-	for _, i := range flags {
-		on, winner := s.isEnabled(&s.flags[i], &st)
-		dst = append(dst, on && winner != nil && len(winner.refs) > 0)
-	}
-	putScratch(sc)
-	return dst
-}

@@ -229,3 +229,50 @@ func TestEvaluateAllCustomStrategiesAndDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateAllIDsTargetedMatchesEvaluateTargeted: the winners reported
+// by the all-flags evaluation for flags on without a variant are the
+// one-flag path's, with and without a plan, and the outcomes are
+// EvaluateAllIDs'.
+func TestEvaluateAllIDsTargetedMatchesEvaluateTargeted(t *testing.T) {
+	for _, n := range []int{40, 500} {
+		snap := engine.Compile(enginetest.Generate(n, 5), engine.Options{})
+		ask := make([]int32, n)
+		for i := range ask {
+			ask[i] = int32(i)
+		}
+		seen := [2]int{}
+		for _, ctx := range enginetest.Contexts(20) {
+			if ctx.UserID == "" {
+				continue // userId stickiness without a userId is random
+			}
+			ids, targeted := snap.EvaluateAllIDsTargeted(ctx, nil, ask[1:], nil)
+			if want := snap.EvaluateAllIDs(ctx, nil); !reflect.DeepEqual(ids, want) {
+				t.Fatalf("%d flags: outcomes differ from EvaluateAllIDs", n)
+			}
+			if len(targeted) != n-1 {
+				t.Fatalf("%d flags: %d answers for %d flags asked", n, len(targeted), n-1)
+			}
+			for k, i := range ask[1:] {
+				res, want := snap.EvaluateTargeted(int(i), ctx)
+				want = want && ids[i] == engine.NoVariantID
+				if targeted[k] != want || engine.VariantID(res.Variant.ID) != ids[i] && res.Enabled {
+					t.Fatalf("%d flags, flag %d: targeted %v, EvaluateTargeted %v", n, i, targeted[k], want)
+				}
+				if res.Enabled {
+					seen[b2i(want)]++
+				}
+			}
+		}
+		if seen[0] == 0 || seen[1] == 0 {
+			t.Fatalf("%d flags: the fixture must turn flags on both by targeted and untargeted strategies, got %v", n, seen)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -142,6 +142,25 @@ func TestParseConfigRejectsBadValues(t *testing.T) {
 	}
 }
 
+func TestOnlyKeepsTheNamedScenarios(t *testing.T) {
+	cfg, err := parseConfig([]string{"-only", "ofrep, health"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, sc := range scenarios(enginetest.Generate(10, 1)) {
+		if cfg.wants(sc.name) {
+			kept = append(kept, sc.name)
+		}
+	}
+	if len(kept) != 2 || !strings.Contains(kept[0], "health") || !strings.Contains(kept[1], "ofrep") {
+		t.Fatalf("-only ofrep,health kept %q", kept)
+	}
+	if all, _ := parseConfig(nil); !all.wants("anything") {
+		t.Fatal("without -only every scenario must be kept")
+	}
+}
+
 // TestSmokeAgainstBuntingProxy runs the whole benchmark briefly: it builds
 // bunting, starts the proxy against the fake upstream and a seeded server,
 // records, starts the baselines and loads everything. Figures are not checked here (the benchmark is

@@ -29,6 +29,9 @@ type config struct {
 	// serverFlags, when positive, also benchmarks `bunting server`'s
 	// client-features endpoint seeded with that many flags.
 	serverFlags int
+	// only, when not empty, keeps the proxy scenarios whose name contains
+	// one of these texts (with their baselines).
+	only []string
 }
 
 func main() {
@@ -64,6 +67,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.conns, "conns", 16, "concurrent keep-alive connections")
 	fs.Int64Var(&cfg.seed, "seed", 1, "seed of the generated payloads")
 	fs.IntVar(&cfg.serverFlags, "server-flags", 1000, "also benchmark bunting server's /api/client/features with this many flags (0: skip)")
+	only := fs.String("only", "", "comma-separated texts: measure only the proxy scenarios whose name contains one (empty: all)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -76,6 +80,11 @@ func parseConfig(args []string) (config, error) {
 			return cfg, fmt.Errorf("-flags: %q is not a flag count of at least 5", s)
 		}
 		cfg.flagCounts = append(cfg.flagCounts, n)
+	}
+	for _, s := range strings.Split(*only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.only = append(cfg.only, s)
+		}
 	}
 	if cfg.duration <= 0 || cfg.duration > time.Minute {
 		return cfg, fmt.Errorf("-duration must be between 0 and 1m, got %v", cfg.duration)

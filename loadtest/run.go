@@ -110,21 +110,37 @@ func runFlagCount(cfg config, bin, dir string, n int, rep *report, progress io.W
 	// Memory is read after the plain scenarios (the figure the target is
 	// about, comparable with earlier runs) and again after the compressed
 	// ones, which load the same process once more.
-	all := scenarios(cf)
+	all := slices.DeleteFunc(scenarios(cf), func(sc scenario) bool { return !cfg.wants(sc.name) })
+	if len(all) == 0 {
+		return fmt.Errorf("-only %q matches no scenario", strings.Join(cfg.only, ","))
+	}
 	plain := slices.DeleteFunc(slices.Clone(all), func(sc scenario) bool { return sc.against != nil })
 	compressed := slices.DeleteFunc(all, func(sc scenario) bool { return sc.against == nil })
-	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, plain, rep, progress); err != nil {
-		return err
+	if len(plain) > 0 {
+		if err := compare(cfg, dir, fmt.Sprintf("proxy-%d", n), n, proxy, plain, rep, progress); err != nil {
+			return err
+		}
 	}
 	after, err := proxy.mem()
 	m := memory{flags: n, idle: idle.rss, after: after, targetRSS: rssTarget, measuredOK: err == nil}
-	if err := compare(cfg, dir, fmt.Sprintf("proxy-%d-gzip", n), n, proxy, compressed, rep, progress); err != nil {
-		return err
+	if len(compressed) > 0 {
+		if err := compare(cfg, dir, fmt.Sprintf("proxy-%d-gzip", n), n, proxy, compressed, rep, progress); err != nil {
+			return err
+		}
 	}
 	m.afterGzip, err = proxy.mem()
 	m.measuredOK = m.measuredOK && err == nil
 	rep.memory = append(rep.memory, m)
 	return nil
+}
+
+// wants reports whether the scenario named name is to be measured (see
+// -only).
+func (cfg config) wants(name string) bool {
+	if len(cfg.only) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(cfg.only, func(s string) bool { return strings.Contains(name, s) })
 }
 
 // rounds splits each measurement into alternating slices, so that a burst

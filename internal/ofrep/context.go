@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -24,25 +25,59 @@ type request struct {
 // environment, appName and currentTime are Bunting's fields; every other
 // attribute becomes a property, as a string (numbers as written, booleans
 // as true/false, objects and arrays as compact JSON; null leaves it out).
-// The body is decoded once.
+// The body is read once: by scanRequest, or when it cannot, by
+// encoding/json (decodeRequest).
 func parseRequest(body []byte, ctx *engine.Context) *Error {
+	ap := attrsPool.Get().(*[]attr)
+	attrs, ok := scanRequest(body, string(body), (*ap)[:0])
+	var err *Error
+	if !ok {
+		attrs, err = decodeRequest(body, attrs[:0])
+	}
+	if err == nil {
+		err = setAttributes(attrs, ctx)
+	}
+	clear(attrs)
+	*ap = attrs[:0]
+	attrsPool.Put(ap)
+	return err
+}
+
+var attrsPool = sync.Pool{New: func() any { s := make([]attr, 0, 16); return &s }}
+
+// decodeRequest is scanRequest for every body, through encoding/json: it
+// appends the context's attributes to attrs (in no particular order), or
+// returns the error the body deserves.
+func decodeRequest(body []byte, attrs []attr) ([]attr, *Error) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case len(bytes.TrimSpace(body)) == 0:
-			return errorf(http.StatusBadRequest, CodeParseError, "the request body is empty: send a JSON object like {\"context\":{}}")
+			return attrs, errorf(http.StatusBadRequest, CodeParseError, "the request body is empty: send a JSON object like {\"context\":{}}")
 		case errors.As(err, &typeErr) && typeErr.Field == "":
-			return errorf(http.StatusBadRequest, CodeParseError, "the request body must be a JSON object like {\"context\":{}}")
+			return attrs, errorf(http.StatusBadRequest, CodeParseError, "the request body must be a JSON object like {\"context\":{}}")
 		case errors.As(err, &typeErr):
-			return errorf(http.StatusBadRequest, CodeInvalidCtx, "context must be a JSON object of attributes")
+			return attrs, errorf(http.StatusBadRequest, CodeInvalidCtx, "context must be a JSON object of attributes")
 		}
-		return errorf(http.StatusBadRequest, CodeParseError, "the request body is not JSON: %v", err)
+		return attrs, errorf(http.StatusBadRequest, CodeParseError, "the request body is not JSON: %v", err)
 	}
-	var targetingKey string
 	for name, v := range req.Context {
+		attrs = append(attrs, attr{name: name, value: v})
+	}
+	return attrs, nil
+}
+
+// setAttributes sets the context's attributes into ctx (see parseRequest).
+func setAttributes(attrs []attr, ctx *engine.Context) *Error {
+	var targetingKey string
+	for _, a := range attrs {
+		name, v := a.name, a.value
 		if field := standardField(ctx, name); field != nil || name == "targetingKey" {
-			s, ok, err := scalarString(v)
+			s, ok, err := a.text, true, error(nil)
+			if !a.simple {
+				s, ok, err = scalarString(v)
+			}
 			if err != nil || (!ok && len(v) > 0 && v[0] != 'n') {
 				return errorf(http.StatusBadRequest, CodeInvalidCtx, "context attribute %q must be a string", name)
 			}
@@ -53,7 +88,10 @@ func parseRequest(body []byte, ctx *engine.Context) *Error {
 			}
 			continue
 		}
-		s, ok, err := propertyString(v)
+		s, ok, err := a.text, true, error(nil)
+		if !a.simple {
+			s, ok, err = propertyString(v)
+		}
 		if err != nil {
 			return errorf(http.StatusBadRequest, CodeInvalidCtx, "context attribute %q could not be read: %v", name, err)
 		}
@@ -61,7 +99,7 @@ func parseRequest(body []byte, ctx *engine.Context) *Error {
 			continue
 		}
 		if ctx.Properties == nil {
-			ctx.Properties = make(map[string]string, len(req.Context))
+			ctx.Properties = make(map[string]string, len(attrs))
 		}
 		ctx.Properties[name] = s
 	}

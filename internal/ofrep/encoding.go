@@ -27,66 +27,85 @@ var (
 	tailOffTargeted  = []byte(`,"value":false,"reason":"TARGETING_MATCH","variant":"disabled"}`)
 	tailOffStatic    = []byte(`,"value":false,"reason":"STATIC","variant":"disabled"}`)
 	tailVariantOff   = []byte(`,"reason":"DISABLED","metadata":{"enabled":false}}`)
-	tailOnByReason   = [...][]byte{onStatic: tailOnStatic, onTargeted: tailOnTargeted}
 	snapshotSequence atomic.Uint64
 )
 
+// span is where a fragment lies in encoding.blob.
+type span struct{ start, end uint32 }
+
 // encoding is what a snapshot's answers are made of, built once per
-// snapshot: per flag its head, its off tail and how its reason is found;
-// per variant its tail (value, variant, SPLIT, metadata), or a
-// PARSE_ERROR tail when its payload does not decode.
+// snapshot: every answer a flag can get, whole and after a comma
+// (`,{"key":…}`), so that a bulk answer is one copy per flag. A flag's
+// fragments (off, on, its variants') lie together, in flag order.
 type encoding struct {
-	snap    *engine.Snapshot
-	heads   [][]byte
-	offs    [][]byte
-	onKind  []uint8
-	tails   [][]byte
-	failed  []bool // by variant ID: tails[id] is an evaluation failure
-	version uint64 // changes with the configuration (see configVersion)
-	stream  atomic.Pointer[streamTail]
+	snap *engine.Snapshot
+	blob []byte
+	// offs[i] is flag i off; ons[i] flag i on without a variant, [0] when
+	// its winner has no constraints and [1] when it has (the same span
+	// unless onKind[i] is onEvaluated); variants[id] a flag on with
+	// variant id (or, when failed[id], its evaluation failure).
+	offs     []span
+	ons      [][2]span
+	variants []span
+	onKind   []uint8
+	failed   []bool
+	// evaluated are the flags whose onKind is onEvaluated, in order.
+	evaluated []int32
+	version   uint64 // changes with the configuration (see configVersion)
+	stream    atomic.Pointer[streamTail]
 }
 
 func newEncoding(s *engine.Snapshot) *encoding {
 	e := &encoding{
-		snap: s, heads: make([][]byte, s.Len()), offs: make([][]byte, s.Len()), onKind: make([]uint8, s.Len()),
-		tails: make([][]byte, s.VariantCount()), failed: make([]bool, s.VariantCount()),
+		snap: s, offs: make([]span, s.Len()), ons: make([][2]span, s.Len()), onKind: make([]uint8, s.Len()),
+		variants: make([]span, s.VariantCount()), failed: make([]bool, s.VariantCount()),
+	}
+	byFlag := make([][]int, s.Len())
+	for id := range e.variants {
+		if f := s.VariantFlag(id); f >= 0 { // not the shared "disabled" variants
+			byFlag[f] = append(byFlag[f], id)
+		}
 	}
 	var blob []byte
-	ends := make([]int, s.Len())
-	for i := range e.heads {
-		blob = append(append(blob, `{"key":`...), jsonString(s.Name(i))...)
-		ends[i] = len(blob)
+	var head []byte
+	add := func(tail []byte) span {
+		start := len(blob)
+		blob = append(append(append(blob, ','), head...), tail...)
+		return span{uint32(start), uint32(len(blob))}
+	}
+	for i := range e.offs {
+		head = append(append(head[:0], `{"key":`...), jsonString(s.Name(i))...)
 		any, all, deps := s.FlagTargeting(i)
 		switch {
 		case s.FlagHasVariants(i):
-			e.offs[i] = tailVariantOff
+			e.offs[i] = add(tailVariantOff)
 		case !s.FlagEnabled(i):
-			e.offs[i] = tailOffDisabled
+			e.offs[i] = add(tailOffDisabled)
 		case any || deps:
-			e.offs[i] = tailOffTargeted
+			e.offs[i] = add(tailOffTargeted)
 		default:
-			e.offs[i] = tailOffStatic
+			e.offs[i] = add(tailOffStatic)
 		}
 		switch {
 		case all:
 			e.onKind[i] = onTargeted
+			e.ons[i][0] = add(tailOnTargeted)
+			e.ons[i][1] = e.ons[i][0]
 		case any:
 			e.onKind[i] = onEvaluated
+			e.evaluated = append(e.evaluated, int32(i))
+			e.ons[i] = [2]span{add(tailOnStatic), add(tailOnTargeted)}
 		default:
 			e.onKind[i] = onStatic
+			e.ons[i][0] = add(tailOnStatic)
+			e.ons[i][1] = e.ons[i][0]
+		}
+		for _, id := range byFlag[i] {
+			tail, failed := variantTail(s.Variant(id))
+			e.variants[id], e.failed[id] = add(tail), failed
 		}
 	}
-	start := 0
-	for i, end := range ends {
-		e.heads[i] = blob[start:end:end]
-		start = end
-	}
-	for id := range e.tails {
-		if s.VariantFlag(id) < 0 {
-			continue // the shared "disabled" variants: never a tail
-		}
-		e.tails[id], e.failed[id] = variantTail(s.Variant(id))
-	}
+	e.blob = blob
 	e.version = configVersion(s)
 	return e
 }
@@ -155,29 +174,25 @@ func isJSONNumber(b []byte) bool {
 	return c == '-' || (c >= '0' && c <= '9')
 }
 
-// tail is the answer tail of flag i resolved to id, or nil when the
-// reason needs the winner (onEvaluated: see winnerTail).
-func (e *encoding) tail(i int, id engine.VariantID) []byte {
+// answer is flag i's answer for id after a comma; targeted is whether
+// the winner of an "on, no variant" outcome has constraints (read only
+// when onKind[i] is onEvaluated).
+func (e *encoding) answer(i int, id engine.VariantID, targeted bool) []byte {
+	sp := e.ons[i][b2i(targeted)]
 	switch {
 	case id == engine.OffVariantID:
-		return e.offs[i]
-	case id != engine.NoVariantID && int(id) < len(e.tails) && e.tails[id] != nil:
-		return e.tails[id]
+		sp = e.offs[i]
+	case id != engine.NoVariantID && int(id) < len(e.variants) && e.variants[id].end > 0:
+		sp = e.variants[id]
 	}
-	k := e.onKind[i]
-	if k == onEvaluated {
-		return nil
-	}
-	return tailOnByReason[k]
+	return e.blob[sp.start:sp.end:sp.end]
 }
 
-// winnerTail is the "on, no variant" tail of a flag whose winner decides
-// the reason.
-func winnerTail(targeted bool) []byte {
-	if targeted {
-		return tailOnTargeted
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return tailOnStatic
+	return 0
 }
 
 func jsonString(s string) []byte {

@@ -166,16 +166,10 @@ func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
 // sees it (what the bulk ETag and the change notifications follow).
 func (h *Handler) Version(s *engine.Snapshot) uint64 { return h.encodingFor(s).version }
 
-// winners is the scratch of the flags whose reason needs their winner.
-type winners struct {
-	flags    []int32
-	targeted []bool
-}
-
 var (
-	winnersPool = sync.Pool{New: func() any { return new(winners) }}
-	bufPool     = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-	idsPool     = sync.Pool{New: func() any { s := make([]engine.VariantID, 0, 128); return &s }}
+	targetedPool = sync.Pool{New: func() any { s := make([]bool, 0, 64); return &s }}
+	bufPool      = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+	idsPool      = sync.Pool{New: func() any { s := make([]engine.VariantID, 0, 128); return &s }}
 )
 
 // prepare authenticates, reads and parses the body, picks the snapshot
@@ -249,46 +243,34 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	e := h.encodingFor(snap)
 	ip := idsPool.Get().(*[]engine.VariantID)
-	ids := snap.EvaluateAllIDs(&ctx, (*ip)[:0])
+	// The flags whose reason needs their winner are asked about within
+	// the evaluation (see encoding.evaluated).
+	tp := targetedPool.Get().(*[]bool)
+	ids, targeted := snap.EvaluateAllIDsTargeted(&ctx, (*ip)[:0], e.evaluated, (*tp)[:0])
 	if h.opts.RecordAll != nil {
 		h.opts.RecordAll(snap, ids)
-	}
-	// The flags whose reason needs their winner are asked about at once,
-	// sharing one evaluation state.
-	wp := winnersPool.Get().(*winners)
-	wp.flags = wp.flags[:0]
-	for i, id := range ids {
-		if id == engine.NoVariantID && e.onKind[i] == onEvaluated {
-			wp.flags = append(wp.flags, int32(i))
-		}
-	}
-	wp.targeted = wp.targeted[:0]
-	if len(wp.flags) > 0 {
-		wp.targeted = snap.WinnersTargeted(&ctx, wp.flags, wp.targeted)
 	}
 	bp := bufPool.Get().(*[]byte)
 	buf := append((*bp)[:0], `{"flags":[`...)
 	// reasons digests the winners the reasons of some flags needed (they
 	// are not in ids).
 	var reasons uint64
-	next := 0
+	next, comma := 0, 1 // the first answer goes without its comma
 	for i, id := range ids {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, e.heads[i]...)
-		tail := e.tail(i, id)
-		if tail == nil {
-			targeted := wp.targeted[next]
-			next++
-			if targeted {
+		t := false
+		if id == engine.NoVariantID && e.onKind[i] == onEvaluated {
+			for e.evaluated[next] != int32(i) {
+				next++
+			}
+			if t = targeted[next]; t {
 				reasons = reasons*31 + uint64(i) + 1
 			}
-			tail = winnerTail(targeted)
 		}
-		buf = append(buf, tail...)
+		buf = append(buf, e.answer(i, id, t)[comma:]...)
+		comma = 0
 	}
-	winnersPool.Put(wp)
+	*tp = targeted[:0]
+	targetedPool.Put(tp)
 	buf = append(buf, ']')
 	var stream []byte
 	if h.opts.Changes != nil {
@@ -346,15 +328,11 @@ func (h *Handler) serveFlag(w http.ResponseWriter, r *http.Request) {
 	if !res.Enabled {
 		id = engine.OffVariantID
 	}
-	tail := e.tail(i, id)
-	if tail == nil {
-		tail = winnerTail(targeted)
-	}
 	status := http.StatusOK
 	if id >= 0 && int(id) < len(e.failed) && e.failed[id] {
 		status = http.StatusBadRequest
 	}
-	body := append(append(make([]byte, 0, len(e.heads[i])+len(tail)), e.heads[i]...), tail...)
+	body := e.answer(i, id, targeted)[1:]
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")

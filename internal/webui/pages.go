@@ -29,9 +29,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
 	h.signalRoutes()
-	m.HandleFunc("GET /account", h.withSession(func(w http.ResponseWriter, r *http.Request, s *session) {
-		h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s})
-	}))
+	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
 			// Not a browser: the API's JSON 404, as for every other path.
@@ -243,9 +241,6 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		"Chart": exposureChart(usage), "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
 	}})
 }
-
-// operators are the constraint operators the editor offers.
-var operators = []string{"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE", "SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"}
 
 func asAPI(err error, target **apiError) bool {
 	ae, ok := err.(*apiError)
@@ -459,6 +454,19 @@ func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, s *session) {
 	_ = h.call(r, s, "GET", "/api/admin/projects", nil, &projects)
 	h.render(w, r, "tokens", page{Title: "API tokens", Nav: "tokens", Session: s, Data: map[string]any{
 		"Tokens": tokens.Tokens, "Denied": denied, "Environments": envs.Environments, "Projects": projects.Projects}})
+}
+
+// account shows the signed-in person's password form, personal access
+// tokens and sessions.
+func (h *Handler) account(w http.ResponseWriter, r *http.Request, s *session) {
+	var pats struct {
+		PATs []map[string]any `json:"pats"`
+	}
+	if err := h.call(r, s, "GET", "/api/admin/user/tokens", nil, &pats); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, "account", page{Title: "Your account", Nav: "account", Session: s, Data: map[string]any{"Tokens": pats.PATs}})
 }
 
 func (h *Handler) projects(w http.ResponseWriter, r *http.Request, s *session) {

@@ -64,9 +64,11 @@
     }
     const v = el.value;
     if (v === "" && el.hasAttribute("data-optional")) return SKIP;
+    if (t === "bool") return v === "true"; // a hidden field's state
     if (t === "number") return v === "" ? SKIP : Number(v);
     if (t === "list") return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
     if (t === "json") return v === "" ? SKIP : JSON.parse(v);
+    if (t === "date") return v === "" ? SKIP : v + "T23:59:59Z"; // the end of that day, UTC
     return v;
   }
 
