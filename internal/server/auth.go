@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -52,9 +53,9 @@ func (sf surface) accepts(kind string) bool {
 func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
-			secret := bearer(r.Header.Get("Authorization"))
+			secret := route.Bearer(r.Header.Get("Authorization"))
 			if secret == "" && sf == surfaceAdmin {
-				if p, ok, err := s.sessionPrincipal(r); ok {
+				if p, ok, err := s.accounts.SessionPrincipal(r); ok {
 					if err != nil {
 						return err
 					}
@@ -65,7 +66,7 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 			if secret == "" {
 				return apierr.Unauthenticated("You must log in to use Bunting. Your request had no authorization header, so we could not authorize you.")
 			}
-			p, err := s.tokens.resolve(r.Context(), secret)
+			p, err := s.tokens.Resolve(r.Context(), secret)
 			if err != nil {
 				return err
 			}
@@ -79,15 +80,6 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 			return nil
 		})
 	}
-}
-
-// bearer strips an optional "Bearer " prefix (any case, any spacing).
-func bearer(h string) string {
-	h = strings.TrimSpace(h)
-	if len(h) > 6 && strings.EqualFold(h[:6], "bearer") && (h[6] == ' ' || h[6] == '\t') {
-		h = strings.TrimSpace(h[6:])
-	}
-	return h
 }
 
 // requirePermission checks the principal holds perm, scoped to the
@@ -114,9 +106,6 @@ func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) s
 	}
 	return domain.PrincipalFrom(r.Context()).Require(perm, r.PathValue("projectId"), env)
 }
-
-// pathEnv scopes a permission to the {environment} path value.
-func pathEnv(r *http.Request) string { return r.PathValue("environment") }
 
 // tokenCache resolves secrets to principals, caching both hits and misses
 // until this instance changes a credential (store.CredentialRevision) or
@@ -146,7 +135,7 @@ func newTokenCache(st *store.Store) *tokenCache {
 	return &tokenCache{store: st, seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
 }
 
-func (c *tokenCache) resolve(ctx context.Context, secret string) (*domain.Principal, error) {
+func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Principal, error) {
 	key := maphash.String(c.seed, secret)
 	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()

@@ -41,3 +41,28 @@ func tokenScope(secret string) (project, environment string) { return domain.Tok
 func (s *Server) EnsureAPIToken(ctx context.Context, name, typ, secret string) error {
 	return s.store.Tx(ctx, func(tx *store.Tx) error { return domain.EnsureAPIToken(tx, name, typ, secret) })
 }
+
+// BootstrapAdminUser creates the first person, with the Admin role, when
+// the database holds nobody yet (domain.BootstrapAdminUser): named by
+// INIT_ADMIN_USER (default admin) with INIT_ADMIN_PASSWORD, or with a
+// generated password, which it returns so the caller prints it once. It
+// returns the name of the created admin ("" when people already existed).
+func (s *Server) BootstrapAdminUser(ctx context.Context) (name, generatedPassword string, err error) {
+	name, password := s.cfg.InitAdminUser, s.cfg.InitAdminPassword
+	if name == "" {
+		name = "admin"
+	}
+	if password == "" {
+		generatedPassword = RandomHex(12)
+		password = generatedPassword
+	}
+	var created bool
+	err = s.store.Tx(ctx, func(tx *store.Tx) (err error) {
+		created, err = domain.BootstrapAdminUser(tx, name, password)
+		return err
+	})
+	if err != nil || !created {
+		return "", "", err
+	}
+	return name, generatedPassword, nil
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
+	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 )
 
@@ -55,6 +56,9 @@ type Config struct {
 	// Streaming holds the limits of GET /api/client/streaming.
 	Streaming StreamingConfig
 }
+
+// StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
+type StreamingConfig = sdkapi.StreamingConfig
 
 // DefaultConfig returns the defaults, those of Options.
 func DefaultConfig() Config {
@@ -127,7 +131,7 @@ func (c Config) Validate() error {
 	if c.InitAdminPassword != "" && len(c.InitAdminPassword) < domain.MinPasswordLength {
 		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", domain.MinPasswordLength))
 	}
-	if err := c.Streaming.validate(); err != nil {
+	if err := c.Streaming.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, t := range c.InitAdminTokens {

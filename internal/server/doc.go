@@ -5,12 +5,12 @@
 // # Adding routes
 //
 // One file per surface lists its routes, one line per route
-// (routes_admin.go, routes_signals.go, routes_sdk.go, routes_ops.go; routes.go
+// (adminapi, sdkapi, opsapi, accounts; routes.go
 // puts them together):
 //
-//	r.admin("POST /api/admin/projects/{projectId}/features", domain.PermCreateFeature, s.createFeature, withJSON)
+//	r.Admin("POST /api/admin/projects/{projectId}/features", domain.PermCreateFeature, s.createFeature, withJSON)
 //
-// r.public, r.admin, r.client and r.frontend choose who may call the route
+// r.Public, r.Admin, r.Client and r.Frontend (route.Registrar) choose who may call the route
 // (admin routes accept admin API tokens and users with a root role; client
 // routes only client tokens; frontend routes only frontend tokens). The
 // permission argument ("" = any authenticated caller) is checked by

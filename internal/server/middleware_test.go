@@ -25,17 +25,6 @@ func TestPanicBecomesErrorBody(t *testing.T) {
 	}
 }
 
-func TestBearer(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"abc": "abc", "Bearer abc": "abc", "bearer   abc": "abc", "BEARER\tabc": "abc", " abc ": "abc", "Bearerabc": "Bearerabc", "": "",
-	} {
-		if got := bearer(in); got != want {
-			t.Errorf("bearer(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // A request's own X-Request-Id (up to 64 characters) comes back; otherwise
 // each response gets a new id.
 func TestRequestID(t *testing.T) {

@@ -107,7 +107,7 @@ func openAPIOperation(sr *schemaReflector, rt Route, method, path string, errSch
 	return out
 }
 
-// conditional documents versions (preconditions.go): the ETag of a flag
+// conditional documents versions (adminapi/preconditions.go): the ETag of a flag
 // or segment read, and If-Match with its 412 on a change to one.
 func conditional(method, path string, ok, responses jsonObj, params *[]any, errResp func(string) jsonObj) {
 	if method == "GET" {

@@ -2,29 +2,31 @@ package server
 
 import (
 	"net/http"
-	"reflect"
 
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/server/route"
 )
 
 // routes builds the whole HTTP surface with its middleware, one file per
-// surface: routes_admin.go (the admin API), routes_signals.go (signal
-// endpoints and actions, also admin), routes_sdk.go (the client and
-// frontend APIs for SDKs) and routes_ops.go (health, metrics, API docs).
+// surface package: adminapi (the admin API, with signal endpoints and
+// actions, and the flag search), sdkapi (the client and
+// frontend APIs for SDKs), opsapi (health, metrics, API docs), and
+// accounts (sign-in, sessions, people).
 // Every route is one registration: pattern, surface (which principals it
 // accepts), permission, body rule, handler, and its documentation (api:
 // tag, summary, success status, request and response types), from which
 // the OpenAPI document is generated (openapi.go). It returns the handler
 // and the route table (Routes).
 func (s *Server) routes() (http.Handler, []Route) {
-	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.front.corsHeaders}
-	s.opsRoutes(r)
-	s.adminRoutes(r)
-	s.signalsRoutes(r)
-	s.sdkRoutes(r)
-	s.registerOFREPRoutes(r)
-	s.webUIRoutes(r)
-	r.mux.Handle("/", http.HandlerFunc(s.uiOrNotFound))
+	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.sdk.FrontendCORS}
+	s.ops.Register(r)
+	s.admin.Register(r)
+	s.admin.RegisterSignals(r)
+	s.sdk.Register(r)
+	s.sdk.RegisterOFREP(r)
+	s.accounts.Register(r)
+	s.admin.RegisterSearch(r)
+	r.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table
 }
 
@@ -37,63 +39,26 @@ type router struct {
 	frontendCORS middleware
 }
 
-// routeOption adjusts one route's middleware.
-type routeOption func(*routeSpec)
-
-type routeSpec struct {
-	json    bool
-	gzip    bool
-	envFrom func(*http.Request) string
-	doc     RouteDoc
-}
-
-// api documents a route in the OpenAPI document (openapi.go): its tag and
-// summary, its success status, and the Go types of its JSON request and
-// response bodies, given as values (nil = no body), e.g.
-//
-//	r.admin("POST /api/admin/segments", domain.PermCreateSegment, s.createSegment, withJSON,
-//		api("Segments", "Create a segment", 201, domain.SegmentInput{}, store.Segment{}))
-func api(tag, summary string, status int, body, response any) routeOption {
-	d := RouteDoc{Tag: tag, Summary: summary, Status: status}
-	if body != nil {
-		d.Body = reflect.TypeOf(body)
-	}
-	if response != nil {
-		d.Response = reflect.TypeOf(response)
-	}
-	return func(rs *routeSpec) { rs.doc = d }
-}
-
-// withJSON requires a JSON request body (415 otherwise).
-func withJSON(rs *routeSpec) { rs.json = true }
-
-// compressed gzips the route's answers for clients that accept it
-// (httpgzip.Handler); every admin route is.
-func compressed(rs *routeSpec) { rs.gzip = true }
-
-// envScoped scopes the route's permission to the {environment} path value.
-func envScoped(rs *routeSpec) { rs.envFrom = pathEnv }
-
-// public registers a route that needs no credentials.
-func (r *router) public(pattern string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
+// Public registers a route that needs no credentials.
+func (r *router) Public(pattern string, h route.Handler, opts ...route.Option) {
 	r.handle(pattern, nil, "", h, opts...)
 }
 
-// admin registers an admin API route; perm "" means any authenticated
+// Admin registers an admin API route; perm "" means any authenticated
 // admin principal (reads).
-func (r *router) admin(pattern, perm string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
+func (r *router) Admin(pattern, perm string, h route.Handler, opts ...route.Option) {
 	sf := surfaceAdmin
-	r.handle(pattern, &sf, perm, h, append(opts, compressed)...)
+	r.handle(pattern, &sf, perm, h, append(opts, route.Compressed)...)
 }
 
-// client registers a client API route (client tokens only).
-func (r *router) client(pattern string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
+// Client registers a client API route (client tokens only).
+func (r *router) Client(pattern string, h route.Handler, opts ...route.Option) {
 	sf := surfaceClient
 	r.handle(pattern, &sf, "", h, opts...)
 }
 
-// frontend registers a frontend API route (frontend tokens only).
-func (r *router) frontend(pattern string, h http.Handler) {
+// Frontend registers a frontend API route (frontend tokens only).
+func (r *router) Frontend(pattern string, h http.Handler) {
 	sf := surfaceFrontend
 	h = chain(textChecked(pattern, h), r.s.authenticate(sf))
 	if r.frontendCORS != nil {
@@ -102,28 +67,32 @@ func (r *router) frontend(pattern string, h http.Handler) {
 	r.mux.register(Route{Pattern: pattern, Surface: "frontend"}, h, false)
 }
 
+// Handle registers a public route without middleware (preflights, the
+// catch-all).
+func (r *router) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, h) }
+
+// Custom records rt and serves it with h behind the text check.
+func (r *router) Custom(rt Route, h http.Handler) { r.mux.register(rt, h, true) }
+
 // handle applies authentication, then the permission check, then the
 // content-type check, then the text check of path and query: 401 beats 403
 // beats 415 beats 400.
-func (r *router) handle(pattern string, sf *surface, perm string, h func(http.ResponseWriter, *http.Request) error, opts ...routeOption) {
-	var spec routeSpec
-	for _, o := range opts {
-		o(&spec)
-	}
+func (r *router) handle(pattern string, sf *surface, perm string, h route.Handler, opts ...route.Option) {
+	spec := route.Apply(opts...)
 	var mw []middleware
-	if spec.gzip {
+	if spec.Gzip {
 		mw = append(mw, httpgzip.Handler)
 	}
 	if sf != nil {
 		mw = append(mw, r.s.authenticate(*sf))
 	}
 	if perm != "" {
-		mw = append(mw, r.s.requirePermission(perm, spec.envFrom))
+		mw = append(mw, r.s.requirePermission(perm, spec.EnvFrom))
 	}
-	if spec.json {
+	if spec.JSON {
 		mw = append(mw, r.s.jsonBody)
 	}
-	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.json, Doc: spec.doc}
+	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, Doc: spec.Doc}
 	if sf != nil {
 		rt.Surface = sf.String()
 	}

@@ -4,39 +4,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
-	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/webui"
 )
-
-// registerWebUIRoutes adds what the web UI needs from the admin API:
-// sign-in and sessions, people management (accounts.go) and the flag
-// search that pages through thousands of flags (feature_search.go).
-func (s *Server) webUIRoutes(r *router) {
-	r.public("POST /auth/simple/login", s.login, withJSON,
-		api("Sessions", "Sign in with a username or email and a password (sets the session cookie)", 200, domain.SignInInput{}, domain.SessionView{}))
-	r.admin("POST /auth/logout", "", s.logout,
-		api("Sessions", "Sign out (ends this session)", 204, nil, nil))
-	r.admin("POST /auth/logout-everywhere", "", s.logoutEverywhere,
-		api("Sessions", "End every session of the calling user", 200, nil, sessionsEnded{}))
-	r.admin("GET /api/admin/user/session", "", s.currentSession,
-		api("Sessions", "The signed-in person and their permissions", 200, nil, domain.SessionView{}))
-	r.admin("POST /api/admin/user/change-password", "", s.changeOwnPassword, withJSON,
-		api("Sessions", "Change the caller's password", 200, domain.PasswordInput{}, nil))
-	r.admin("GET /api/admin/user-admin", domain.PermAdmin, s.listAccounts,
-		api("Users", "List people", 200, nil, accountList{}))
-	r.admin("POST /api/admin/user-admin", domain.PermAdmin, s.createAccount, withJSON,
-		api("Users", "Add a person", 201, domain.AccountInput{}, store.Account{}))
-	r.admin("PUT /api/admin/user-admin/{id}", domain.PermAdmin, s.updateAccount, withJSON,
-		api("Users", "Update a person", 200, domain.AccountInput{}, store.Account{}))
-	r.admin("DELETE /api/admin/user-admin/{id}", domain.PermAdmin, s.deleteAccount,
-		api("Users", "Remove a person", 200, nil, nil))
-	r.admin("POST /api/admin/user-admin/{id}/reset-password", domain.PermAdmin, s.resetPassword, withJSON,
-		api("Users", "Set a person's password", 200, domain.PasswordInput{}, nil))
-	r.admin("GET /api/admin/search/features", "", s.searchFeatures,
-		api("Features", "Search flags, a page at a time (query, project, type, tag, state, archived, …)", 200, nil, featureSearchResult{}))
-}
 
 // mountWebUI builds the web UI, which reads through s.api (the routes
 // without the base path), and serves everything under cfg.BasePath.

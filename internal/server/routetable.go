@@ -3,41 +3,19 @@ package server
 import (
 	"maps"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/route"
 )
 
-// Route describes one registered route, so that tests and tools can walk
-// the whole HTTP surface (the HTTP fuzz test covers every route from it).
-type Route struct {
-	// Pattern is the ServeMux pattern, e.g. "POST /api/admin/projects/{projectId}/features".
-	Pattern string
-	// Surface says who may call it: "public", "admin", "client" or "frontend".
-	Surface string
-	// Permission is checked before the handler runs ("" = none, or decided
-	// by the handler from the body).
-	Permission string
-	// JSON marks a route that requires a JSON request body (415 otherwise).
-	JSON bool
-	// Doc documents the route in the OpenAPI document (zero = undocumented).
-	Doc RouteDoc
-}
+// Route describes one registered route (route.Route).
+type Route = route.Route
 
-// RouteDoc is what the OpenAPI document says about a route, written at its
-// registration line (api in routes.go).
-type RouteDoc struct {
-	// Tag groups operations; Summary is one line about what it does.
-	Tag, Summary string
-	// Status is the success status.
-	Status int
-	// Body and Response are the Go types of the JSON request and response
-	// bodies (nil = none).
-	Body, Response reflect.Type
-}
+// RouteDoc is what the OpenAPI document says about a route (route.Doc).
+type RouteDoc = route.Doc
 
 // Routes lists every registered route, in registration order.
 func (s *Server) Routes() []Route { return slices.Clone(s.routeTable) }

@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/server/accounts"
+	"github.com/bunting-flags/bunting/internal/server/adminapi"
+	"github.com/bunting-flags/bunting/internal/server/opsapi"
+	"github.com/bunting-flags/bunting/internal/server/route"
+	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
-	"github.com/bunting-flags/bunting/internal/stream"
 )
 
 // Server is the flag server's HTTP handler.
@@ -25,20 +27,18 @@ type Server struct {
 	log     *slog.Logger
 	tokens  *tokenCache
 	handler http.Handler
-	client  *clientCache
 	signals *signals.Service
-	hub     *stream.Hub // streaming and delta (streaming.go)
-	// front serves the frontend API; metrics, openAPI and docs the
+	// sdk serves the client and frontend APIs and OFREP; ops the
 	// operations surface.
-	front   *frontendAPI
-	metrics *serverMetrics
-	openAPI []byte
-	docs    http.Handler
+	sdk *sdkapi.API
+	ops *opsapi.Ops
+	// admin serves the admin API.
+	admin *adminapi.API
 	// api is the routes without the base path; ui the web UI (routes_webui.go).
 	api http.Handler
 	ui  http.Handler
-	// logins counts failed sign-ins (domain.SignIn).
-	logins *domain.LoginLimiter
+	// accounts serves sign-in, sessions and people.
+	accounts *accounts.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -55,21 +55,20 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st), logins: domain.NewLoginLimiter()}
-	s.client = newClientCache(s)
-	s.hub = s.newHub()
-	s.front = newFrontendAPI(s)
-	s.metrics = newServerMetrics(s)
-	s.docs = newDocsPage()
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	s.ops = opsapi.New(st)
+	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
+	s.admin = adminapi.New(st, s.signals)
+	s.accounts = accounts.New(st, cfg.BasePath)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
 	}
 	s.api, s.routeTable = s.routes()
-	s.openAPI = openAPIDocument(s.routeTable)
+	s.ops.OpenAPI = openAPIDocument(s.routeTable)
 	s.handler = s.withBasePath(s.api)
 	return s, nil
 }
@@ -84,7 +83,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
-	go s.runStreaming(ctx)
+	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
@@ -113,7 +112,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net.Addr)) error {
 	hs := s.cfg.HTTP.Server(s, s.log)
-	hs.RegisterOnShutdown(s.hub.CloseAll) // open streams end, so that shutdown does not wait for them
+	hs.RegisterOnShutdown(s.sdk.CloseStreams) // open streams end, so that shutdown does not wait for them
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runDone := make(chan struct{})
@@ -142,17 +141,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 
 // handlerFunc adapts an error-returning handler: a returned error is
 // written once, through apierr.Write.
-func handlerFunc(s *Server, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	})
-}
+func handlerFunc(s *Server, fn route.Handler) http.Handler { return route.HTTP(s.log, fn) }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	apierr.Write(w, r, s.log, err)
+	route.WriteError(w, r, s.log, err)
+}
+
+// StreamConnections returns how many streams this instance has open.
+func (s *Server) StreamConnections() int { return s.sdk.StreamConnections() }
+
+// newSignals builds the signals service.
+func (s *Server) newSignals() (*signals.Service, error) {
+	return signals.New(s.cfg.Signals, s.store, s.log, s.cfg.BaseURL)
+}
+
+// runSignals starts this instance's signal worker, which stops when ctx
+// ends, and returns a function that waits until it has stopped (and given
+// up its processing lease).
+func (s *Server) runSignals(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.signals.Run(ctx) }()
+	return func() { <-done }
 }

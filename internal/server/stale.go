@@ -2,12 +2,9 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/domain"
-	"github.com/bunting-flags/bunting/internal/httpjson"
-	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // staleCheckInterval is how often flags are checked against their type's
@@ -37,47 +34,4 @@ func (s *Server) runStaleChecks(ctx context.Context) {
 // potentially stale (domain.CheckStaleness) and returns how many it marked.
 func (s *Server) CheckStaleness(ctx context.Context) (int, error) {
 	return domain.CheckStaleness(ctx, s.store)
-}
-
-// staleBody is the body of POST /api/admin/projects/:projectId/stale.
-type staleBody struct {
-	Features []string `json:"features"`
-	Value    *bool    `json:"value"`
-}
-
-func (s *Server) markProjectFeaturesStale(w http.ResponseWriter, r *http.Request) error {
-	var body staleBody
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
-		return domain.MarkStale(tx, p, r.PathValue("projectId"), body.Features, body.Value)
-	})
-	if err != nil {
-		return err
-	}
-	return httpjson.WriteStatus(w, http.StatusAccepted)
-}
-
-func (s *Server) staleOn(w http.ResponseWriter, r *http.Request) error {
-	return s.setFeatureStale(w, r, true)
-}
-func (s *Server) staleOff(w http.ResponseWriter, r *http.Request) error {
-	return s.setFeatureStale(w, r, false)
-}
-
-// setFeatureStale serves POST /api/admin/features/:featureName/stale/on|off
-// and answers with the flag.
-func (s *Server) setFeatureStale(w http.ResponseWriter, r *http.Request, stale bool) error {
-	p := domain.PrincipalFrom(r.Context())
-	var f store.Feature
-	err := s.change(w, r, func(tx *store.Tx) (err error) {
-		f, err = domain.SetFeatureStale(tx, p, r.PathValue("featureName"), stale)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return httpjson.Write(w, http.StatusOK, f)
 }

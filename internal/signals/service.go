@@ -4,7 +4,7 @@
 // account.
 //
 // The package owns its HTTP handlers (registered by the server in
-// routes_signals.go), which decode a request, run one internal/domain
+// internal/server/adminapi/routes_signals.go), which decode a request, run one internal/domain
 // operation in a transaction (domain/signals.go for endpoints and their
 // tokens, domain/actions.go for action sets) and answer; signal ingestion;
 // and a worker that processes signals. The rules (permissions, validation,

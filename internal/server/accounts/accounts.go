@@ -1,0 +1,242 @@
+// Package accounts serves people who sign in with a password, and their browser sessions: the
+// HTTP side of the first admin, sign-in, sessions, CSRF checks, sign-out
+// here and everywhere, and the admin API for managing people. The rules
+// live in internal/domain (accounts.go, sessions.go); this package
+// decodes, runs them and answers, with the session cookie.
+package accounts
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/route"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+const (
+	// SessionCookie names the cookie that carries a browser session.
+	SessionCookie = "bunting_session"
+	// CSRFHeader carries the session's CSRF token on every change.
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// SessionPrincipal authenticates a request by its session cookie
+// (domain.SessionPrincipal). ok is false when the request carries none.
+// Changes (every method but GET, HEAD and OPTIONS) must send the session's
+// CSRF token in X-CSRF-Token.
+func (s *API) SessionPrincipal(r *http.Request) (p *domain.Principal, ok bool, err error) {
+	c, cerr := r.Cookie(SessionCookie)
+	if cerr != nil || c.Value == "" {
+		return nil, false, nil
+	}
+	change := true
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		change = false
+	}
+	p, err = domain.SessionPrincipal(s.store.Q(r.Context()), c.Value, change, r.Header.Get(CSRFHeader), CSRFHeader)
+	return p, true, err
+}
+
+// clientAddress is the request's remote IP (without port).
+func clientAddress(r *http.Request) string {
+	addr := r.RemoteAddr
+	if i := strings.LastIndexByte(addr, ':'); i > 0 && !strings.HasSuffix(addr, "]") {
+		addr = addr[:i]
+	}
+	return strings.Trim(addr, "[]")
+}
+
+// login signs a person in (domain.SignIn: rate limits, password, session)
+// and sets the session cookie.
+func (s *API) login(w http.ResponseWriter, r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameOrigin(o, r) {
+		return apierr.Forbidden("Sign-in from another site was refused.")
+	}
+	var in domain.SignInInput
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	sess, err := domain.SignIn(s.store.Q(r.Context()), s.logins, s.store.Now(), clientAddress(r), in)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, s.sessionCookie(r, sess.Secret, int(domain.SessionTTL/time.Second)))
+	return httpjson.Write(w, http.StatusOK, domain.ViewSession(sess.Principal, sess.CSRF))
+}
+
+// sameOrigin reports whether an Origin header names this request's host.
+func sameOrigin(origin string, r *http.Request) bool {
+	_, rest, ok := strings.Cut(origin, "://")
+	return ok && strings.EqualFold(rest, r.Host)
+}
+
+// sessionCookie builds the session cookie (maxAge < 0 deletes it).
+func (s *API) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	path := s.basePath
+	if path == "" {
+		path = "/"
+	}
+	return &http.Cookie{
+		Name: SessionCookie, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
+	}
+}
+
+// currentSession answers who is signed in, with the CSRF token the page
+// sends back on changes and the permissions the person holds.
+func (s *API) currentSession(w http.ResponseWriter, r *http.Request) error {
+	p := domain.PrincipalFrom(r.Context())
+	csrf := ""
+	if c, err := r.Cookie(SessionCookie); err == nil && p.Kind == domain.KindUser && r.Header.Get("Authorization") == "" {
+		sess, err := s.store.Q(r.Context()).SessionByHash(store.HashSecret(c.Value))
+		if err != nil {
+			return err
+		}
+		csrf = sess.CSRF
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return httpjson.Write(w, http.StatusOK, domain.ViewSession(p, csrf))
+}
+
+// logout ends this browser's session.
+func (s *API) logout(w http.ResponseWriter, r *http.Request) error {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || r.Header.Get("Authorization") != "" {
+		return apierr.Validation("Only a browser session can sign out; this request used an API token.")
+	}
+	if err := domain.SignOut(s.store.Q(r.Context()), c.Value); err != nil {
+		return err
+	}
+	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	return httpjson.WriteStatus(w, http.StatusNoContent)
+}
+
+// logoutEverywhere ends every session of the calling person.
+func (s *API) logoutEverywhere(w http.ResponseWriter, r *http.Request) error {
+	n, err := domain.SignOutEverywhere(s.store.Q(r.Context()), domain.PrincipalFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	return httpjson.Write(w, http.StatusOK, map[string]int64{"sessionsEnded": n})
+}
+
+func (s *API) listAccounts(w http.ResponseWriter, r *http.Request) error {
+	accts, err := s.store.Q(r.Context()).Accounts()
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"users": accts, "rootRoles": domain.RootRoles})
+}
+
+// createAccount answers POST /api/admin/user-admin (domain.CreateAccount).
+func (s *API) createAccount(w http.ResponseWriter, r *http.Request) error {
+	var in domain.AccountInput
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	var a store.Account
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		a, err = domain.CreateAccount(tx, domain.PrincipalFrom(r.Context()), in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusCreated, a)
+}
+
+// updateAccount answers PUT /api/admin/user-admin/{id} (domain.UpdateAccount).
+func (s *API) updateAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := route.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in domain.AccountInput
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	var a store.Account
+	err = s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		a, err = domain.UpdateAccount(tx, domain.PrincipalFrom(r.Context()), id, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, a)
+}
+
+// deleteAccount answers DELETE /api/admin/user-admin/{id} (domain.DeleteAccount).
+func (s *API) deleteAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := route.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	return s.accountChange(w, r, func(tx *store.Tx, p *domain.Principal) error { return domain.DeleteAccount(tx, p, id) })
+}
+
+// resetPassword sets a person's password (admins) and ends their sessions
+// (domain.ResetPassword).
+func (s *API) resetPassword(w http.ResponseWriter, r *http.Request) error {
+	id, err := route.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in domain.PasswordInput
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	return s.accountChange(w, r, func(tx *store.Tx, p *domain.Principal) error { return domain.ResetPassword(tx, p, id, in) })
+}
+
+// changeOwnPassword lets a signed-in person change their password, given
+// the current one; their other sessions end (domain.ChangeOwnPassword).
+func (s *API) changeOwnPassword(w http.ResponseWriter, r *http.Request) error {
+	var in domain.PasswordInput
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	return s.accountChange(w, r, func(tx *store.Tx, p *domain.Principal) error { return domain.ChangeOwnPassword(tx, p, in) })
+}
+
+// accountChange runs op in a transaction as the caller and answers 200
+// with an empty body.
+func (s *API) accountChange(w http.ResponseWriter, r *http.Request, op func(*store.Tx, *domain.Principal) error) error {
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return op(tx, domain.PrincipalFrom(r.Context())) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
+// The answers of the people and session routes, named for the OpenAPI
+// document.
+type (
+	sessionsEnded struct {
+		SessionsEnded int64 `json:"sessionsEnded"`
+	}
+	accountList struct {
+		Users     []store.Account   `json:"users"`
+		RootRoles []domain.RootRole `json:"rootRoles"`
+	}
+)
+
+// API serves sign-in, sessions and the people routes.
+type API struct {
+	store *store.Store
+	// basePath is the session cookie's path ("" = "/").
+	basePath string
+	// logins counts failed sign-ins (domain.SignIn).
+	logins *domain.LoginLimiter
+}
+
+// New builds the accounts surface on st; basePath is where the server is
+// mounted (the session cookie's path).
+func New(st *store.Store, basePath string) *API {
+	return &API{store: st, basePath: basePath, logins: domain.NewLoginLimiter()}
+}

@@ -1,0 +1,34 @@
+// Package adminapi serves the admin API (/api/admin/...): flags and their
+// strategies, projects, environments, segments, context fields, tags,
+// strategy types, API tokens and service accounts, events, state import
+// and export, the playground, the flag search, and the routes of signal
+// endpoints and action sets (handlers in internal/signals). Each handler
+// decodes the request, runs one internal/domain operation in a store
+// transaction as the request's principal, and answers.
+package adminapi
+
+import (
+	"github.com/bunting-flags/bunting/internal/server/route"
+	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// API serves the admin API.
+type API struct {
+	store   *store.Store
+	signals *signals.Service
+}
+
+// New builds the admin API on st; sg serves the signal and action routes.
+func New(st *store.Store, sg *signals.Service) *API {
+	return &API{store: st, signals: sg}
+}
+
+// The options written on registration lines (routes_*.go), and the
+// positive integer path value.
+var (
+	api       = route.API
+	withJSON  = route.JSON
+	envScoped = route.EnvScoped
+	pathID    = route.PathID
+)

@@ -1,0 +1,129 @@
+package adminapi
+
+import (
+	"net/http"
+
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// environmentView is an environment with its usage counts.
+type environmentView struct {
+	store.Environment
+	ProjectCount       int `json:"projectCount"`
+	APITokenCount      int `json:"apiTokenCount"`
+	EnabledToggleCount int `json:"enabledToggleCount"`
+}
+
+func (s *API) listEnvironments(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	envs, err := q.Environments()
+	if err != nil {
+		return err
+	}
+	counts, err := q.EnvironmentCounts()
+	if err != nil {
+		return err
+	}
+	out := make([]environmentView, 0, len(envs))
+	for _, e := range envs {
+		c := counts[e.Name]
+		out = append(out, environmentView{Environment: e, ProjectCount: c.ProjectCount, APITokenCount: c.APITokenCount, EnabledToggleCount: c.EnabledToggleCount})
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "environments": out})
+}
+
+func (s *API) getEnvironment(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.store.Q(r.Context()).Environment(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, e)
+}
+
+func (s *API) createEnvironment(w http.ResponseWriter, r *http.Request) error {
+	var body domain.EnvironmentInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	var e store.Environment
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		e, err = domain.CreateEnvironment(tx, p, body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusCreated, e)
+}
+
+func (s *API) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
+	var body domain.EnvironmentInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	var e store.Environment
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		e, err = domain.UpdateEnvironment(tx, p, r.PathValue("name"), body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, e)
+}
+
+func (s *API) environmentOn(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnvironmentEnabled(w, r, true)
+}
+
+func (s *API) environmentOff(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnvironmentEnabled(w, r, false)
+}
+
+func (s *API) setEnvironmentEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
+	p := domain.PrincipalFrom(r.Context())
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		return domain.SetEnvironmentEnabled(tx, p, r.PathValue("name"), enabled)
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusNoContent)
+}
+
+func (s *API) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
+	p := domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteEnvironment(tx, p, r.PathValue("name")) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
+// projectEnvironmentBody is the body of POST /projects/{projectId}/environments.
+type projectEnvironmentBody struct {
+	Environment string `json:"environment"`
+}
+
+func (s *API) addProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
+	var body projectEnvironmentBody
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	project, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.AddProjectEnvironment(tx, p, project, body.Environment) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
+func (s *API) removeProjectEnvironment(w http.ResponseWriter, r *http.Request) error {
+	project, env, p := r.PathValue("projectId"), r.PathValue("environment"), domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.RemoveProjectEnvironment(tx, p, project, env) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}

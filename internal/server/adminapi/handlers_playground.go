@@ -1,0 +1,244 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/server/sdkapi"
+	"github.com/bunting-flags/bunting/proxy/wire"
+)
+
+// The playground (POST /api/admin/playground, the shape of Unleash's):
+// every flag of an environment evaluated for one context, with why. The
+// flags come from the same client snapshot SDKs are served from (built
+// with the disabled strategies and strategy ids kept), compiled as the
+// frontend API compiles them, and each is explained by engine.Explain, so
+// the playground and the SDKs cannot disagree. Read-only: no event.
+
+// playgroundRequest is the body: {"environment", "projects", "context"}.
+// The context is read by the frontend API's parser (wire.ParsePostBody).
+type playgroundRequest struct {
+	Environment string          `json:"environment"`
+	Projects    json.RawMessage `json:"projects"`
+}
+
+// playgroundInput is the request as understood, echoed in the answer.
+type playgroundInput struct {
+	Environment string         `json:"environment"`
+	Projects    any            `json:"projects"`
+	Context     map[string]any `json:"context"`
+}
+
+// playgroundResponse is the answer: the input as understood and every
+// flag's explained result.
+type playgroundResponse struct {
+	Input    playgroundInput     `json:"input"`
+	Features []playgroundFeature `json:"features"`
+}
+
+type playgroundFeature struct {
+	Name                          string                 `json:"name"`
+	ProjectID                     string                 `json:"projectId"`
+	IsEnabled                     bool                   `json:"isEnabled"`
+	IsEnabledInCurrentEnvironment bool                   `json:"isEnabledInCurrentEnvironment"`
+	HasUnsatisfiedDependency      bool                   `json:"hasUnsatisfiedDependency"`
+	Dependencies                  []playgroundDependency `json:"dependencies"`
+	Strategies                    playgroundStrategies   `json:"strategies"`
+	Variant                       playgroundVariant      `json:"variant"`
+	Variants                      []engine.Variant       `json:"variants"`
+}
+
+type playgroundStrategies struct {
+	// Result is true, false, or "unknown" (a strategy Bunting cannot
+	// evaluate might have said yes).
+	Result any                  `json:"result"`
+	Data   []playgroundStrategy `json:"data"`
+}
+
+type playgroundStrategy struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Title       *string                `json:"title,omitempty"`
+	Disabled    bool                   `json:"disabled"`
+	Parameters  engine.Parameters      `json:"parameters"`
+	Result      playgroundResult       `json:"result"`
+	Constraints []playgroundConstraint `json:"constraints"`
+	Segments    []playgroundSegment    `json:"segments"`
+}
+
+type playgroundResult struct {
+	// Enabled is a boolean, or "unknown" with evaluationStatus
+	// "incomplete" for a strategy Bunting does not know whose
+	// constraints hold.
+	Enabled          any                `json:"enabled"`
+	EvaluationStatus string             `json:"evaluationStatus"`
+	Variant          *playgroundVariant `json:"variant,omitempty"`
+}
+
+// playgroundConstraint is a constraint with its result and, beyond
+// Unleash's shape, the context's value of its field (absent when the
+// context lacks the field).
+type playgroundConstraint struct {
+	ContextName     string   `json:"contextName"`
+	Operator        string   `json:"operator"`
+	Values          []string `json:"values"`
+	Value           string   `json:"value,omitempty"`
+	CaseInsensitive bool     `json:"caseInsensitive"`
+	Inverted        bool     `json:"inverted"`
+	Result          bool     `json:"result"`
+	ContextValue    *string  `json:"contextValue,omitempty"`
+}
+
+type playgroundSegment struct {
+	ID          int                    `json:"id"`
+	Name        string                 `json:"name"`
+	Result      bool                   `json:"result"`
+	Constraints []playgroundConstraint `json:"constraints"`
+}
+
+type playgroundDependency struct {
+	Feature       string   `json:"feature"`
+	Enabled       bool     `json:"enabled"`
+	Variants      []string `json:"variants"`
+	Result        bool     `json:"result"`
+	ParentEnabled bool     `json:"parentEnabled"`
+	ParentVariant string   `json:"parentVariant,omitempty"`
+}
+
+type playgroundVariant struct {
+	Name    string                 `json:"name"`
+	Enabled bool                   `json:"enabled"`
+	Payload *engine.VariantPayload `json:"payload,omitempty"`
+}
+
+func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpjson.ReadBody(r, 0)
+	if err != nil {
+		return err
+	}
+	var req playgroundRequest
+	if err := httpjson.DecodeBody(body, &req); err != nil {
+		return err
+	}
+	var ctx engine.Context
+	if _, err := wire.ParsePostBody(body, &ctx, nil); err != nil {
+		return err
+	}
+	projects, echo, err := playgroundProjects(req.Projects)
+	if err != nil {
+		return err
+	}
+	if req.Environment == "" {
+		return apierr.Validation("The `environment` property is required: the environment whose flags to evaluate.")
+	}
+	data, err := s.store.ClientData(s.store.Q(r.Context()))
+	if err != nil {
+		return err
+	}
+	snap, ok := sdkapi.Explained(data, &domain.Principal{Environment: req.Environment, Projects: projects})
+	if !ok {
+		return apierr.Validation("The environment %q does not exist.", req.Environment)
+	}
+	if ctx.Environment == "" {
+		ctx.Environment = req.Environment
+	}
+	out := playgroundResponse{Input: playgroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []playgroundFeature{}}
+	if len(projects) > 0 {
+		for i := range snap.Len() {
+			out.Features = append(out.Features, playgroundAnswer(snap.Features().Features[i], snap.Explain(i, &ctx)))
+		}
+	}
+	return httpjson.Write(w, http.StatusOK, out)
+}
+
+// playgroundProjects reads "projects": "*" (or absent) for every project,
+// or a list of project ids. It returns the filter and its echo.
+func playgroundProjects(raw json.RawMessage) ([]string, any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []string{"*"}, "*", nil
+	}
+	var all string
+	if json.Unmarshal(raw, &all) == nil && all == "*" {
+		return []string{"*"}, "*", nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, apierr.Validation("The `projects` property must be \"*\" or a list of project ids.")
+	}
+	return list, list, nil
+}
+
+// contextJSON is the context as the answer echoes it.
+func contextJSON(ctx *engine.Context) map[string]any {
+	out := map[string]any{}
+	for k, v := range map[string]string{"userId": ctx.UserID, "sessionId": ctx.SessionID, "remoteAddress": ctx.RemoteAddress,
+		"environment": ctx.Environment, "appName": ctx.AppName, "currentTime": ctx.CurrentTime} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if len(ctx.Properties) > 0 {
+		out["properties"] = maps.Clone(ctx.Properties)
+	}
+	return out
+}
+
+// playgroundAnswer shapes one flag's explanation.
+func playgroundAnswer(f engine.Feature, ex engine.FlagExplanation) playgroundFeature {
+	pf := playgroundFeature{
+		Name: f.Name, ProjectID: f.Project, IsEnabled: ex.Enabled, IsEnabledInCurrentEnvironment: ex.FlagEnabled,
+		HasUnsatisfiedDependency: !ex.DependenciesSatisfied, Dependencies: []playgroundDependency{},
+		Strategies: playgroundStrategies{Data: []playgroundStrategy{}},
+		Variant:    playgroundVariant{Name: ex.Variant.Name, Enabled: ex.Variant.Enabled, Payload: ex.Variant.Payload},
+		Variants:   domain.NonNil(f.Variants),
+	}
+	for _, d := range ex.Dependencies {
+		pf.Dependencies = append(pf.Dependencies, playgroundDependency{Feature: d.Dependency.Feature,
+			Enabled: d.Dependency.Enabled == nil || *d.Dependency.Enabled, Variants: domain.NonNil(d.Dependency.Variants),
+			Result: d.Satisfied, ParentEnabled: d.ParentEnabled, ParentVariant: d.ParentVariant})
+	}
+	var result any = ex.Winner >= 0 || len(ex.Strategies) == 0
+	for _, se := range ex.Strategies {
+		ps := playgroundStrategy{ID: se.Strategy.ID, Name: se.Strategy.Name, Title: se.Strategy.Title, Disabled: se.Strategy.Disabled,
+			Parameters: se.Strategy.Parameters, Constraints: playgroundConstraints(se.Constraints), Segments: []playgroundSegment{}}
+		if ps.Parameters == nil {
+			ps.Parameters = engine.Parameters{}
+		}
+		ps.Result = playgroundResult{Enabled: se.Enabled, EvaluationStatus: "complete"}
+		if !se.Known && se.ConstraintsHold {
+			ps.Result = playgroundResult{Enabled: "unknown", EvaluationStatus: "incomplete"}
+			if result == false && !se.Strategy.Disabled {
+				result = "unknown"
+			}
+		}
+		if se.Variant != nil {
+			ps.Result.Variant = &playgroundVariant{Name: se.Variant.Name, Enabled: se.Variant.Enabled, Payload: se.Variant.Payload}
+		}
+		for _, sg := range se.Segments {
+			ps.Segments = append(ps.Segments, playgroundSegment{ID: sg.ID, Name: sg.Name, Result: sg.Holds,
+				Constraints: playgroundConstraints(sg.Constraints)})
+		}
+		pf.Strategies.Data = append(pf.Strategies.Data, ps)
+	}
+	pf.Strategies.Result = result
+	return pf
+}
+
+func playgroundConstraints(cs []engine.ConstraintExplanation) []playgroundConstraint {
+	out := make([]playgroundConstraint, len(cs))
+	for k, c := range cs {
+		out[k] = playgroundConstraint{ContextName: c.Constraint.ContextName, Operator: c.Constraint.Operator,
+			Values: domain.NonNil(c.Constraint.Values), Value: c.Constraint.Value, CaseInsensitive: c.Constraint.CaseInsensitive,
+			Inverted: c.Constraint.Inverted, Result: c.Holds}
+		if c.Present {
+			v := c.Value
+			out[k].ContextValue = &v
+		}
+	}
+	return out
+}

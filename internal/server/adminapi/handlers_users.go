@@ -1,0 +1,190 @@
+package adminapi
+
+import (
+	"net/http"
+
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// userProfile is the body of GET /api/admin/user/profile.
+type userProfile struct {
+	RootRole domain.RootRole `json:"rootRole"`
+	Projects []string        `json:"projects"`
+	Features []string        `json:"features"`
+}
+
+// userProfile answers for the calling principal: a user's root role, or
+// Admin for an admin API token. The open-source role model has no project
+// membership, so every principal sees every project.
+func (s *API) userProfile(w http.ResponseWriter, r *http.Request) error {
+	p := domain.PrincipalFrom(r.Context())
+	projects, err := s.store.Q(r.Context()).Projects()
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(projects))
+	for _, pr := range projects {
+		ids = append(ids, pr.ID)
+	}
+	return httpjson.Write(w, http.StatusOK, userProfile{RootRole: domain.RoleByName(p.RootRole), Projects: ids, Features: []string{}})
+}
+
+func (s *API) listServiceAccounts(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	users, err := q.ServiceAccounts()
+	if err != nil {
+		return err
+	}
+	out := make([]domain.ServiceAccountView, 0, len(users))
+	for _, u := range users {
+		v := domain.ViewServiceAccount(u)
+		if v.Tokens, err = q.UserTokens(u.ID); err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": domain.RootRoles})
+}
+
+func (s *API) createServiceAccount(w http.ResponseWriter, r *http.Request) error {
+	var body domain.ServiceAccountInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	var v domain.ServiceAccountView
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		v, err = domain.CreateServiceAccount(tx, p, body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusCreated, v)
+}
+
+func (s *API) updateServiceAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var body domain.ServiceAccountInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	var v domain.ServiceAccountView
+	err = s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		v, err = domain.UpdateServiceAccount(tx, p, id, body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, v)
+}
+
+func (s *API) deleteServiceAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteServiceAccount(tx, p, id) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
+// issueUserToken decodes the body and creates a token for a service
+// account or for the calling user (domain.IssueUserToken).
+func (s *API) issueUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
+	var body domain.UserTokenInput
+	if err := httpjson.Decode(r, 0, &body); err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	var t domain.CreatedUserToken
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
+		t, err = domain.IssueUserToken(tx, p, serviceAccount, userID, body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusCreated, t)
+}
+
+// revokeUserToken deletes the path's token of a service account or of the
+// calling user (domain.RevokeUserToken).
+func (s *API) revokeUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
+	tokenID, err := pathID(r, "tokenId")
+	if err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.RevokeUserToken(tx, p, serviceAccount, userID, tokenID) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
+func (s *API) listServiceAccountTokens(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	q := s.store.Q(r.Context())
+	if _, err := q.ServiceAccount(id); err != nil {
+		return err
+	}
+	tokens, err := q.UserTokens(id)
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": tokens})
+}
+
+func (s *API) createServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	return s.issueUserToken(w, r, true, id)
+}
+
+func (s *API) deleteServiceAccountToken(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	return s.revokeUserToken(w, r, true, id)
+}
+
+func (s *API) listPersonalTokens(w http.ResponseWriter, r *http.Request) error {
+	u, err := domain.CallingUser(domain.PrincipalFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	tokens, err := s.store.Q(r.Context()).UserTokens(u.ID)
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"pats": tokens})
+}
+
+func (s *API) createPersonalToken(w http.ResponseWriter, r *http.Request) error {
+	if _, err := domain.CallingUser(domain.PrincipalFrom(r.Context())); err != nil {
+		return err
+	}
+	return s.issueUserToken(w, r, false, 0)
+}
+
+func (s *API) deletePersonalToken(w http.ResponseWriter, r *http.Request) error {
+	if _, err := domain.CallingUser(domain.PrincipalFrom(r.Context())); err != nil {
+		return err
+	}
+	return s.revokeUserToken(w, r, false, 0)
+}

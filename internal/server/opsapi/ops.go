@@ -1,0 +1,98 @@
+// Package opsapi is the operations surface: health and readiness,
+// Prometheus metrics, and the admin API's OpenAPI document with its
+// interactive page. None of it needs credentials.
+package opsapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/swaggest/swgui"
+	"github.com/swaggest/swgui/v5emb"
+
+	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/store"
+)
+
+// Ops serves the operations surface: the server's own Prometheus registry,
+// the OpenAPI document and the docs page.
+type Ops struct {
+	store    *store.Store
+	registry *prometheus.Registry
+	// FrontendRequests counts frontend API evaluations by endpoint.
+	FrontendRequests *prometheus.CounterVec
+	// OpenAPI is the admin API's OpenAPI document, set once the route
+	// table is complete (before the server serves).
+	OpenAPI []byte
+	docs    http.Handler
+}
+
+// New builds the operations surface on st.
+func New(st *store.Store) *Ops {
+	reg := prometheus.NewRegistry()
+	m := &Ops{
+		store:    st,
+		registry: reg,
+		docs:     newDocsPage(),
+		FrontendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bunting_frontend_api_requests_total", Help: "Frontend API requests answered, by endpoint.",
+		}, []string{"endpoint"}),
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.FrontendRequests,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bunting_revision_id", Help: "Highest committed event id this instance knows."},
+			func() float64 { return float64(st.Revision()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "feature_toggles_total", Help: "Number of live (not archived) flags."},
+			func() float64 { return float64(m.countLiveFeatures()) }),
+	)
+	return m
+}
+
+// countLiveFeatures counts the live flags for the gauge (-1 on error).
+func (o *Ops) countLiveFeatures() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	stats, err := o.store.Q(ctx).ProjectStats()
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, st := range stats {
+		n += st.FeatureCount
+	}
+	return n
+}
+
+// health answers that this instance is up.
+func (o *Ops) health(w http.ResponseWriter, r *http.Request) error {
+	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
+}
+
+func (o *Ops) prometheusMetrics(w http.ResponseWriter, r *http.Request) error {
+	promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+// openAPIJSON serves the admin API's OpenAPI document.
+func (o *Ops) openAPIJSON(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write(o.OpenAPI)
+	return nil
+}
+
+// newDocsPage serves the interactive page and its assets from the binary.
+func newDocsPage() http.Handler {
+	return v5emb.NewWithConfig(swgui.Config{SettingsUI: map[string]string{"validatorUrl": "null"}})(
+		"Bunting admin API", "/docs/openapi.json", "/docs/openapi/")
+}
+
+func (o *Ops) docsPage(w http.ResponseWriter, r *http.Request) error {
+	o.docs.ServeHTTP(w, r)
+	return nil
+}

@@ -1,0 +1,76 @@
+// Package sdkapi serves the APIs that SDKs call: the client API
+// (/api/client: flags, metrics, registration, streaming and deltas), the
+// frontend API (/api/frontend, with CORS) and OpenFeature's remote
+// evaluation protocol (/ofrep). Every answer comes from an in-memory
+// snapshot of the client data, rebuilt when the store's revision moves.
+package sdkapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/stream"
+)
+
+// Config is what the SDK APIs take from the server's configuration.
+type Config struct {
+	// BodyLimit is the largest accepted request body in bytes.
+	BodyLimit int64
+	// Streaming holds the limits of GET /api/client/streaming.
+	Streaming StreamingConfig
+}
+
+// TokenResolver resolves an API token's secret to its principal (nil, nil
+// for an unknown or expired token).
+type TokenResolver interface {
+	Resolve(ctx context.Context, secret string) (*domain.Principal, error)
+}
+
+// API serves the client API, the frontend API and OFREP.
+type API struct {
+	cfg    Config
+	store  *store.Store
+	log    *slog.Logger
+	tokens TokenResolver
+	client *clientCache
+	hub    *stream.Hub // streaming and delta (streaming.go)
+	front  *frontendAPI
+	// frontendRequests counts frontend API evaluations by endpoint.
+	frontendRequests *prometheus.CounterVec
+}
+
+// New builds the SDK APIs on st; tokens resolves the secrets that OFREP
+// and open streams present, frontendRequests counts frontend evaluations.
+func New(cfg Config, st *store.Store, log *slog.Logger, tokens TokenResolver, frontendRequests *prometheus.CounterVec) *API {
+	s := &API{cfg: cfg, store: st, log: log, tokens: tokens, frontendRequests: frontendRequests}
+	s.client = newClientCache(s)
+	s.hub = s.newHub()
+	s.front = newFrontendAPI(s)
+	return s
+}
+
+// FrontendCORS puts the frontend API's CORS headers around next, so that
+// browsers can read its 401 and 403 answers too.
+func (s *API) FrontendCORS(next http.Handler) http.Handler { return s.front.corsHeaders(next) }
+
+// CloseStreams ends the open streams (at shutdown, so that it does not
+// wait for them).
+func (s *API) CloseStreams() { s.hub.CloseAll() }
+
+// Explained compiles the flags of d that p sees (p's environment and
+// projects) as the playground explains them: with the disabled strategies
+// and each strategy's id and title, which SDKs do not receive. ok is false
+// when p's environment does not exist.
+func Explained(d *store.ClientData, p *domain.Principal) (snap *engine.Snapshot, ok bool) {
+	cs := buildSnapshot(d, true)
+	if !cs.envs[p.Environment] {
+		return nil, false
+	}
+	return compileFrontendSnapshot(cs, p), true
+}
