@@ -23,6 +23,7 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // TestHTTPFuzz sends thousands of generated hostile requests to every route
@@ -961,7 +962,7 @@ func (f *httpFuzzer) bindItems(template string, wildcards map[string]string, v a
 			if n, isNumber := val.(json.Number); isNumber {
 				s, ok = n.String(), true
 			}
-			if !ok || s == "" {
+			if !ok || s == "" || f.ownCredential(s) {
 				continue
 			}
 			b := map[string]string{param: s}
@@ -1037,9 +1038,21 @@ func (f *httpFuzzer) addKey(k string) {
 	}
 }
 
+// ownCredential reports whether v is one of the harness's tokens, or the
+// id the token list gives one (its stored hash): a request that revoked it
+// would leave every later request a 401.
+func (f *httpFuzzer) ownCredential(v string) bool {
+	for _, t := range []string{f.h.AdminToken, f.h.ClientToken, f.h.FrontendToken} {
+		if v == t || v == store.HashSecret(t) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *httpFuzzer) addValue(k string, v any) {
 	vs := f.values[k]
-	if slices.Contains(vs, v) || strings.HasPrefix(fmt.Sprint(v), "user:") || v == f.h.AdminToken || v == f.h.ClientToken || v == f.h.FrontendToken {
+	if slices.Contains(vs, v) || strings.HasPrefix(fmt.Sprint(v), "user:") || f.ownCredential(fmt.Sprint(v)) {
 		return // the fuzzer keeps its own credentials
 	}
 	if len(vs) >= 50 {

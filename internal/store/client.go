@@ -20,32 +20,33 @@ type ClientData struct {
 	EnvironmentNames []string
 }
 
-// ClientData loads the client API's data. On PostgreSQL it reads in one
-// read-only repeatable-read transaction, so Revision is exactly the data's
-// (event ids follow commit order, pgWriteEventSQL); on SQLite Revision is read
-// first, so a change committed during the load makes the data look older
-// than it is (and be rebuilt), never newer.
+// ClientData loads the client API's data in one read-only transaction (on
+// PostgreSQL repeatable read; on SQLite a deferred read, which sees one
+// snapshot of the WAL), so Revision is exactly the data's: event ids follow
+// commit order (pgWriteEventSQL; SQLite commits one at a time). Reading the
+// revision apart from the data let a change committed in between label
+// newer data with an older revision, and the stream hub then sent two
+// different updates with one event id.
 func (s *Store) ClientData(q Q) (*ClientData, error) {
 	gen := s.Generation()
-	if s.dialect.Name == "postgres" && q.tx == nil {
-		sqlTx, err := s.db.BeginTx(q.ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if q.tx == nil {
+		opts := &sql.TxOptions{ReadOnly: true}
+		if s.dialect.Name == "postgres" {
+			opts.Isolation = sql.LevelRepeatableRead
+		}
+		sqlTx, err := s.db.BeginTx(q.ctx, opts)
 		if err != nil {
 			return nil, s.translate(err)
 		}
 		defer sqlTx.Rollback() //nolint:errcheck // read-only
 		q = Q{ctx: q.ctx, q: sqlTx, s: s}
-		var rev sql.NullInt64
-		if err := q.row([]any{&rev}, `SELECT MAX(id) FROM events`); err != nil {
-			return nil, err
-		}
-		s.observeRevision(rev.Int64)
-		return q.clientData(rev.Int64, gen)
 	}
-	rev, err := s.LatestEventID(q.ctx)
-	if err != nil {
+	var rev sql.NullInt64
+	if err := q.row([]any{&rev}, `SELECT MAX(id) FROM events`); err != nil {
 		return nil, err
 	}
-	return q.clientData(rev, gen)
+	s.observeRevision(rev.Int64)
+	return q.clientData(rev.Int64, gen)
 }
 
 func (q Q) clientData(rev, gen int64) (*ClientData, error) {
