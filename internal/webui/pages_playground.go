@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bunting-flags/bunting/internal/server/adminapi"
 )
 
 // The playground page: a form (a plain GET, so a run has a URL to share)
@@ -24,78 +26,27 @@ var pgBuiltins = []struct{ Name, Label, Hint string }{
 // pgFreeProperties is how many free name/value rows the form offers.
 const pgFreeProperties = 3
 
-// pgConstraint, pgSegment, pgStrategy and pgFeature mirror the API's
-// answer (see internal/server/handlers_playground.go).
-type pgConstraint struct {
-	ContextName     string   `json:"contextName"`
-	Operator        string   `json:"operator"`
-	Values          []string `json:"values"`
-	Value           string   `json:"value"`
-	CaseInsensitive bool     `json:"caseInsensitive"`
-	Inverted        bool     `json:"inverted"`
-	Result          bool     `json:"result"`
-	ContextValue    *string  `json:"contextValue"`
-}
-
-type pgSegment struct {
-	ID          int            `json:"id"`
-	Name        string         `json:"name"`
-	Result      bool           `json:"result"`
-	Constraints []pgConstraint `json:"constraints"`
-}
-
-type pgVariant struct {
-	Name    string `json:"name"`
-	Enabled bool   `json:"enabled"`
-	Payload *struct {
-		Type  string `json:"type"`
-		Value string `json:"value"`
-	} `json:"payload"`
-}
-
+// pgStrategy and pgFeature are the API's answer (adminapi.Playground*)
+// with what the page adds: each strategy's number, whether it turned the
+// flag on and a few words on what it did; the flag's one-line reason.
 type pgStrategy struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Title      *string           `json:"title"`
-	Disabled   bool              `json:"disabled"`
-	Parameters map[string]string `json:"parameters"`
-	Result     struct {
-		Enabled          any        `json:"enabled"`
-		EvaluationStatus string     `json:"evaluationStatus"`
-		Variant          *pgVariant `json:"variant"`
-	} `json:"result"`
-	Constraints []pgConstraint `json:"constraints"`
-	Segments    []pgSegment    `json:"segments"`
+	adminapi.PlaygroundStrategy
 	// Position is the strategy's number, from 1; Winner marks the one
 	// that turned the flag on.
-	Position int  `json:"-"`
-	Winner   bool `json:"-"`
+	Position int
+	Winner   bool
 	// Why is the strategy's outcome in a few words; Matches says whether
 	// it would say yes.
-	Why     string `json:"-"`
-	Matches bool   `json:"-"`
+	Why     string
+	Matches bool
 }
 
 type pgFeature struct {
-	Name                          string `json:"name"`
-	ProjectID                     string `json:"projectId"`
-	IsEnabled                     bool   `json:"isEnabled"`
-	IsEnabledInCurrentEnvironment bool   `json:"isEnabledInCurrentEnvironment"`
-	HasUnsatisfiedDependency      bool   `json:"hasUnsatisfiedDependency"`
-	Dependencies                  []struct {
-		Feature       string   `json:"feature"`
-		Enabled       bool     `json:"enabled"`
-		Variants      []string `json:"variants"`
-		Result        bool     `json:"result"`
-		ParentEnabled bool     `json:"parentEnabled"`
-	} `json:"dependencies"`
-	Strategies struct {
-		Result any          `json:"result"`
-		Data   []pgStrategy `json:"data"`
-	} `json:"strategies"`
-	Variant pgVariant `json:"variant"`
+	adminapi.PlaygroundFeature
+	// Strategies are the flag's strategies as the page shows them.
+	Strategies []pgStrategy
 	// Why is the one-line reason.
-	Why string `json:"-"`
+	Why string
 }
 
 // pgProperty is one custom context field input.
@@ -192,9 +143,7 @@ func (h *Handler) playground(w http.ResponseWriter, r *http.Request, s *session)
 		if len(chosen) > 0 {
 			body["projects"] = chosen
 		}
-		var answer struct {
-			Features []pgFeature `json:"features"`
-		}
+		var answer adminapi.PlaygroundResponse
 		err := h.call(r, s, "POST", "/api/admin/playground", body, &answer)
 		var ae *apiError
 		switch {
@@ -212,26 +161,25 @@ func (h *Handler) playground(w http.ResponseWriter, r *http.Request, s *session)
 
 // pgArrange adds the flags to show (all, on or off), each with its reason
 // and numbered strategies, and the counts.
-func pgArrange(data map[string]any, features []pgFeature, show string) {
+func pgArrange(data map[string]any, features []adminapi.PlaygroundFeature, show string) {
 	on := 0
 	var shown []pgFeature
-	for _, f := range features {
-		if f.IsEnabled {
+	for _, af := range features {
+		if af.IsEnabled {
 			on++
 		}
-		if show == "on" && !f.IsEnabled || show == "off" && f.IsEnabled {
+		if show == "on" && !af.IsEnabled || show == "off" && af.IsEnabled {
 			continue
 		}
+		f := pgFeature{PlaygroundFeature: af}
 		winner := false
-		for i := range f.Strategies.Data {
-			st := &f.Strategies.Data[i]
-			st.Position = i + 1
+		for i, as := range af.Strategies.Data {
+			st := pgStrategy{PlaygroundStrategy: as, Position: i + 1}
 			if f.IsEnabled && !winner && !st.Disabled && st.Result.Enabled == true {
 				st.Winner, winner = true, true
 			}
-		}
-		for i := range f.Strategies.Data {
-			pgStrategyWhy(&f.Strategies.Data[i], f.IsEnabled)
+			pgStrategyWhy(&st, f.IsEnabled)
+			f.Strategies = append(f.Strategies, st)
 		}
 		f.Why = pgWhy(&f)
 		shown = append(shown, f)
@@ -254,15 +202,15 @@ func pgWhy(f *pgFeature) string {
 			return "Off: it depends on " + d.Feature + " being " + want + "."
 		}
 	}
-	if len(f.Strategies.Data) == 0 {
+	if len(f.Strategies) == 0 {
 		return "On: the flag is on and has no strategies, so everyone gets it."
 	}
-	for _, st := range f.Strategies.Data {
+	for _, st := range f.Strategies {
 		if st.Winner {
 			return "On: strategy " + strconv.Itoa(st.Position) + " (" + pgStrategyName(st) + ") matched."
 		}
 	}
-	if f.Strategies.Result == "unknown" {
+	if f.PlaygroundFeature.Strategies.Result == "unknown" {
 		return "Off: no strategy matched here, and a strategy Bunting does not know may have (SDKs with that strategy decide)."
 	}
 	return "Off: no enabled strategy matched this context."

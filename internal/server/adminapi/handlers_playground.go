@@ -27,63 +27,67 @@ type playgroundRequest struct {
 	Projects    json.RawMessage `json:"projects"`
 }
 
-// playgroundInput is the request as understood, echoed in the answer.
-type playgroundInput struct {
+// PlaygroundInput is the request as understood, echoed in the answer.
+type PlaygroundInput struct {
 	Environment string         `json:"environment"`
 	Projects    any            `json:"projects"`
 	Context     map[string]any `json:"context"`
 }
 
-// playgroundResponse is the answer: the input as understood and every
-// flag's explained result.
-type playgroundResponse struct {
-	Input    playgroundInput     `json:"input"`
-	Features []playgroundFeature `json:"features"`
+// PlaygroundResponse is the playground's answer (the web UI decodes it
+// too): the input as understood and every flag's explained result.
+type PlaygroundResponse struct {
+	Input    PlaygroundInput     `json:"input"`
+	Features []PlaygroundFeature `json:"features"`
 }
 
-type playgroundFeature struct {
+// PlaygroundFeature is one flag's result for the context.
+type PlaygroundFeature struct {
 	Name                          string                 `json:"name"`
 	ProjectID                     string                 `json:"projectId"`
 	IsEnabled                     bool                   `json:"isEnabled"`
 	IsEnabledInCurrentEnvironment bool                   `json:"isEnabledInCurrentEnvironment"`
 	HasUnsatisfiedDependency      bool                   `json:"hasUnsatisfiedDependency"`
-	Dependencies                  []playgroundDependency `json:"dependencies"`
-	Strategies                    playgroundStrategies   `json:"strategies"`
-	Variant                       playgroundVariant      `json:"variant"`
+	Dependencies                  []PlaygroundDependency `json:"dependencies"`
+	Strategies                    PlaygroundStrategies   `json:"strategies"`
+	Variant                       PlaygroundVariant      `json:"variant"`
 	Variants                      []engine.Variant       `json:"variants"`
 }
 
-type playgroundStrategies struct {
+// PlaygroundStrategies is a flag's strategies with their overall result.
+type PlaygroundStrategies struct {
 	// Result is true, false, or "unknown" (a strategy Bunting cannot
 	// evaluate might have said yes).
 	Result any                  `json:"result"`
-	Data   []playgroundStrategy `json:"data"`
+	Data   []PlaygroundStrategy `json:"data"`
 }
 
-type playgroundStrategy struct {
+// PlaygroundStrategy is one strategy with what it decided.
+type PlaygroundStrategy struct {
 	ID          string                 `json:"id"`
 	Name        string                 `json:"name"`
 	Title       *string                `json:"title,omitempty"`
 	Disabled    bool                   `json:"disabled"`
 	Parameters  engine.Parameters      `json:"parameters"`
-	Result      playgroundResult       `json:"result"`
-	Constraints []playgroundConstraint `json:"constraints"`
-	Segments    []playgroundSegment    `json:"segments"`
+	Result      PlaygroundResult       `json:"result"`
+	Constraints []PlaygroundConstraint `json:"constraints"`
+	Segments    []PlaygroundSegment    `json:"segments"`
 }
 
-type playgroundResult struct {
+// PlaygroundResult is what one strategy decided.
+type PlaygroundResult struct {
 	// Enabled is a boolean, or "unknown" with evaluationStatus
 	// "incomplete" for a strategy Bunting does not know whose
 	// constraints hold.
 	Enabled          any                `json:"enabled"`
 	EvaluationStatus string             `json:"evaluationStatus"`
-	Variant          *playgroundVariant `json:"variant,omitempty"`
+	Variant          *PlaygroundVariant `json:"variant,omitempty"`
 }
 
-// playgroundConstraint is a constraint with its result and, beyond
+// PlaygroundConstraint is a constraint with its result and, beyond
 // Unleash's shape, the context's value of its field (absent when the
 // context lacks the field).
-type playgroundConstraint struct {
+type PlaygroundConstraint struct {
 	ContextName     string   `json:"contextName"`
 	Operator        string   `json:"operator"`
 	Values          []string `json:"values"`
@@ -94,14 +98,16 @@ type playgroundConstraint struct {
 	ContextValue    *string  `json:"contextValue,omitempty"`
 }
 
-type playgroundSegment struct {
+// PlaygroundSegment is one segment of a strategy with its constraints' results.
+type PlaygroundSegment struct {
 	ID          int                    `json:"id"`
 	Name        string                 `json:"name"`
 	Result      bool                   `json:"result"`
-	Constraints []playgroundConstraint `json:"constraints"`
+	Constraints []PlaygroundConstraint `json:"constraints"`
 }
 
-type playgroundDependency struct {
+// PlaygroundDependency is one parent flag the flag depends on, and whether the dependency holds.
+type PlaygroundDependency struct {
 	Feature       string   `json:"feature"`
 	Enabled       bool     `json:"enabled"`
 	Variants      []string `json:"variants"`
@@ -110,7 +116,8 @@ type playgroundDependency struct {
 	ParentVariant string   `json:"parentVariant,omitempty"`
 }
 
-type playgroundVariant struct {
+// PlaygroundVariant is the variant chosen.
+type PlaygroundVariant struct {
 	Name    string                 `json:"name"`
 	Enabled bool                   `json:"enabled"`
 	Payload *engine.VariantPayload `json:"payload,omitempty"`
@@ -147,7 +154,7 @@ func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
 	if ctx.Environment == "" {
 		ctx.Environment = req.Environment
 	}
-	out := playgroundResponse{Input: playgroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []playgroundFeature{}}
+	out := PlaygroundResponse{Input: PlaygroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []PlaygroundFeature{}}
 	if len(projects) > 0 {
 		for i := range snap.Len() {
 			out.Features = append(out.Features, playgroundAnswer(snap.Features().Features[i], snap.Explain(i, &ctx)))
@@ -189,38 +196,38 @@ func contextJSON(ctx *engine.Context) map[string]any {
 }
 
 // playgroundAnswer shapes one flag's explanation.
-func playgroundAnswer(f engine.Feature, ex engine.FlagExplanation) playgroundFeature {
-	pf := playgroundFeature{
+func playgroundAnswer(f engine.Feature, ex engine.FlagExplanation) PlaygroundFeature {
+	pf := PlaygroundFeature{
 		Name: f.Name, ProjectID: f.Project, IsEnabled: ex.Enabled, IsEnabledInCurrentEnvironment: ex.FlagEnabled,
-		HasUnsatisfiedDependency: !ex.DependenciesSatisfied, Dependencies: []playgroundDependency{},
-		Strategies: playgroundStrategies{Data: []playgroundStrategy{}},
-		Variant:    playgroundVariant{Name: ex.Variant.Name, Enabled: ex.Variant.Enabled, Payload: ex.Variant.Payload},
+		HasUnsatisfiedDependency: !ex.DependenciesSatisfied, Dependencies: []PlaygroundDependency{},
+		Strategies: PlaygroundStrategies{Data: []PlaygroundStrategy{}},
+		Variant:    PlaygroundVariant{Name: ex.Variant.Name, Enabled: ex.Variant.Enabled, Payload: ex.Variant.Payload},
 		Variants:   domain.NonNil(f.Variants),
 	}
 	for _, d := range ex.Dependencies {
-		pf.Dependencies = append(pf.Dependencies, playgroundDependency{Feature: d.Dependency.Feature,
+		pf.Dependencies = append(pf.Dependencies, PlaygroundDependency{Feature: d.Dependency.Feature,
 			Enabled: d.Dependency.Enabled == nil || *d.Dependency.Enabled, Variants: domain.NonNil(d.Dependency.Variants),
 			Result: d.Satisfied, ParentEnabled: d.ParentEnabled, ParentVariant: d.ParentVariant})
 	}
 	var result any = ex.Winner >= 0 || len(ex.Strategies) == 0
 	for _, se := range ex.Strategies {
-		ps := playgroundStrategy{ID: se.Strategy.ID, Name: se.Strategy.Name, Title: se.Strategy.Title, Disabled: se.Strategy.Disabled,
-			Parameters: se.Strategy.Parameters, Constraints: playgroundConstraints(se.Constraints), Segments: []playgroundSegment{}}
+		ps := PlaygroundStrategy{ID: se.Strategy.ID, Name: se.Strategy.Name, Title: se.Strategy.Title, Disabled: se.Strategy.Disabled,
+			Parameters: se.Strategy.Parameters, Constraints: playgroundConstraints(se.Constraints), Segments: []PlaygroundSegment{}}
 		if ps.Parameters == nil {
 			ps.Parameters = engine.Parameters{}
 		}
-		ps.Result = playgroundResult{Enabled: se.Enabled, EvaluationStatus: "complete"}
+		ps.Result = PlaygroundResult{Enabled: se.Enabled, EvaluationStatus: "complete"}
 		if !se.Known && se.ConstraintsHold {
-			ps.Result = playgroundResult{Enabled: "unknown", EvaluationStatus: "incomplete"}
+			ps.Result = PlaygroundResult{Enabled: "unknown", EvaluationStatus: "incomplete"}
 			if result == false && !se.Strategy.Disabled {
 				result = "unknown"
 			}
 		}
 		if se.Variant != nil {
-			ps.Result.Variant = &playgroundVariant{Name: se.Variant.Name, Enabled: se.Variant.Enabled, Payload: se.Variant.Payload}
+			ps.Result.Variant = &PlaygroundVariant{Name: se.Variant.Name, Enabled: se.Variant.Enabled, Payload: se.Variant.Payload}
 		}
 		for _, sg := range se.Segments {
-			ps.Segments = append(ps.Segments, playgroundSegment{ID: sg.ID, Name: sg.Name, Result: sg.Holds,
+			ps.Segments = append(ps.Segments, PlaygroundSegment{ID: sg.ID, Name: sg.Name, Result: sg.Holds,
 				Constraints: playgroundConstraints(sg.Constraints)})
 		}
 		pf.Strategies.Data = append(pf.Strategies.Data, ps)
@@ -229,10 +236,10 @@ func playgroundAnswer(f engine.Feature, ex engine.FlagExplanation) playgroundFea
 	return pf
 }
 
-func playgroundConstraints(cs []engine.ConstraintExplanation) []playgroundConstraint {
-	out := make([]playgroundConstraint, len(cs))
+func playgroundConstraints(cs []engine.ConstraintExplanation) []PlaygroundConstraint {
+	out := make([]PlaygroundConstraint, len(cs))
 	for k, c := range cs {
-		out[k] = playgroundConstraint{ContextName: c.Constraint.ContextName, Operator: c.Constraint.Operator,
+		out[k] = PlaygroundConstraint{ContextName: c.Constraint.ContextName, Operator: c.Constraint.Operator,
 			Values: domain.NonNil(c.Constraint.Values), Value: c.Constraint.Value, CaseInsensitive: c.Constraint.CaseInsensitive,
 			Inverted: c.Constraint.Inverted, Result: c.Holds}
 		if c.Present {
