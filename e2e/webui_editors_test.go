@@ -96,3 +96,40 @@ func TestWebUIEditors(t *testing.T) {
 		t.Errorf("after the edit the segment is %s", s)
 	}
 }
+
+// TestWebUIServiceAccounts makes a service account and its token on the
+// users screen, uses the token against the admin API with the account's
+// role, and deletes the token and the account after their confirmations.
+func TestWebUIServiceAccounts(t *testing.T) {
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	b := newUIBrowser(t)
+	b.signIn(h.URL, servertest.AdminUser, servertest.AdminPassword)
+	b.open(h.URL + "/users")
+	b.do("name the account", chromedp.SendKeys("#sa-username", "ci-bot"), chromedp.SendKeys("#sa-name", "CI"))
+	b.set("#sa-role", "2")
+	b.do("create the account", chromedp.Click(`#new-service-account button[type="submit"]`))
+	b.waitFor("the account", `document.readyState === "complete" && [...document.querySelectorAll("article.card h3")].some(e => e.textContent === "ci-bot")`)
+	card := `article.card:has(h3) `
+	if got := eval[string](b, `document.querySelector("`+strings.TrimSpace(card)+`").innerText`); !strings.Contains(got, "role Editor") || !strings.Contains(got, "No tokens") {
+		t.Errorf("the account reads %q", got)
+	}
+	b.do("describe the token", chromedp.SendKeys(card+`input[name="description"]`, "deploys"))
+	b.do("create the token", chromedp.Click(card+`form button[type="submit"]`))
+	b.waitFor("the secret", `(document.querySelector("`+strings.TrimSpace(card)+` output") || {}).textContent?.startsWith("user:")`)
+	secret := eval[string](b, `document.querySelector("`+strings.TrimSpace(card)+` output").textContent`)
+	b.screenshot("31-service-account")
+	h.Do(t, "GET", "/api/admin/projects", secret, nil).Want(t, 200)                                              // an Editor reads
+	h.Do(t, "POST", "/api/admin/environments", secret, map[string]any{"name": "x", "type": "test"}).Want(t, 403) // but is no Admin
+
+	b.open(h.URL + "/users")
+	b.answerConfirm(true)
+	b.do("delete the token", chromedp.Click(`button[aria-label="Delete token deploys of ci-bot"]`))
+	b.waitFor("the token gone", `document.readyState === "complete" && !document.querySelector('button[aria-label="Delete token deploys of ci-bot"]')`)
+	h.Do(t, "GET", "/api/admin/projects", secret, nil).Want(t, 401)
+	b.answerConfirm(true)
+	b.do("delete the account", chromedp.Click(`button[aria-label="Delete service account ci-bot"]`))
+	b.waitFor("the account gone", `document.readyState === "complete" && !document.querySelector('button[aria-label="Delete service account ci-bot"]')`)
+	if got := h.Do(t, "GET", "/api/admin/service-account", h.AdminToken, nil).Want(t, 200).String(); strings.Contains(got, "ci-bot") {
+		t.Errorf("the account is still there: %s", got)
+	}
+}

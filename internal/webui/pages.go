@@ -487,6 +487,10 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, s *session) {
 	h.render(w, r, "projects", page{Title: "Projects and environments", Nav: "projects", Session: s, Data: map[string]any{"Projects": projects.Projects, "Environments": envs.Environments}})
 }
 
+// rootRoleNames are the root roles by id (1, 2, 3), as the service account
+// API numbers them.
+var rootRoleNames = []string{"Admin", "Editor", "Viewer"}
+
 func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *session) {
 	var users struct {
 		Users []map[string]any `json:"users"`
@@ -499,6 +503,11 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	_ = h.call(r, s, "GET", "/api/admin/service-account", nil, &accounts)
+	for _, a := range accounts.ServiceAccounts { // the API gives the role's id
+		if id, ok := a["rootRole"].(float64); ok && int(id) >= 1 && int(id) <= len(rootRoleNames) {
+			a["roleName"] = rootRoleNames[int(id)-1]
+		}
+	}
 	h.render(w, r, "users", page{Title: "Users", Nav: "users", Session: s, Data: map[string]any{"Users": users.Users, "ServiceAccounts": accounts.ServiceAccounts}})
 }
 
