@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -73,25 +72,8 @@ func scopePrincipal(scope string) *domain.Principal {
 	return p
 }
 
-// storeChanges returns a channel closed when the store's generation moves
-// (a change committed here, or seen from another instance) or ctx ends.
-func (s *API) storeChanges(ctx context.Context, _ string) <-chan struct{} {
-	ch := make(chan struct{})
-	gen := s.store.Generation()
-	go func() {
-		defer close(ch)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if s.store.Generation() != gen {
-					return
-				}
-			}
-		}
-	}()
-	return ch
-}
+// storeChanges is the store's change signal: a channel closed at the next
+// change of its generation (a change committed here, or one of another
+// instance seen through LISTEN/NOTIFY or the revision poll). The OFREP
+// stream also ends its wait with the request.
+func (s *API) storeChanges(context.Context, string) <-chan struct{} { return s.store.Changes() }
