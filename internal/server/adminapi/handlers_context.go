@@ -25,16 +25,7 @@ func (s *API) getContextField(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createContextField(w http.ResponseWriter, r *http.Request) error {
-	var body domain.ContextFieldInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var f store.ContextField
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		f, err = domain.CreateContextField(tx, p, body)
-		return err
-	})
+	f, err := apply(s, r, domain.CreateContextField)
 	if err != nil {
 		return err
 	}

@@ -43,16 +43,7 @@ func (s *API) getEnvironment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createEnvironment(w http.ResponseWriter, r *http.Request) error {
-	var body domain.EnvironmentInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var e store.Environment
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		e, err = domain.CreateEnvironment(tx, p, body)
-		return err
-	})
+	e, err := apply(s, r, domain.CreateEnvironment)
 	if err != nil {
 		return err
 	}
@@ -60,15 +51,8 @@ func (s *API) createEnvironment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
-	var body domain.EnvironmentInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var e store.Environment
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		e, err = domain.UpdateEnvironment(tx, p, r.PathValue("name"), body)
-		return err
+	e, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body domain.EnvironmentInput) (store.Environment, error) {
+		return domain.UpdateEnvironment(tx, p, r.PathValue("name"), body)
 	})
 	if err != nil {
 		return err

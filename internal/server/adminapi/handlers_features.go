@@ -10,15 +10,8 @@ import (
 )
 
 func (s *API) createFeature(w http.ResponseWriter, r *http.Request) error {
-	var body domain.CreateFeatureInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var created store.Feature
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		created, err = domain.CreateFeature(tx, p, r.PathValue("projectId"), body)
-		return err
+	created, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body domain.CreateFeatureInput) (store.Feature, error) {
+		return domain.CreateFeature(tx, p, r.PathValue("projectId"), body)
 	})
 	if err != nil {
 		return err

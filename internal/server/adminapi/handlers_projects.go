@@ -60,16 +60,7 @@ func projectHealth(total, stale, potentiallyStale int) int {
 }
 
 func (s *API) createProject(w http.ResponseWriter, r *http.Request) error {
-	var body domain.ProjectInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var proj store.Project
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		proj, err = domain.CreateProject(tx, p, body)
-		return err
-	})
+	proj, err := apply(s, r, domain.CreateProject)
 	if err != nil {
 		return err
 	}
@@ -92,15 +83,8 @@ func (s *API) getProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) updateProject(w http.ResponseWriter, r *http.Request) error {
-	var body domain.ProjectInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var proj store.Project
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		proj, err = domain.UpdateProject(tx, p, r.PathValue("projectId"), body)
-		return err
+	proj, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body domain.ProjectInput) (store.Project, error) {
+		return domain.UpdateProject(tx, p, r.PathValue("projectId"), body)
 	})
 	if err != nil {
 		return err

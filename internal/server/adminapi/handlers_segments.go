@@ -44,16 +44,7 @@ func (s *API) getSegment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createSegment(w http.ResponseWriter, r *http.Request) error {
-	var body domain.SegmentInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var sg store.Segment
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		sg, err = domain.CreateSegment(tx, p, body)
-		return err
-	})
+	sg, err := apply(s, r, domain.CreateSegment)
 	if err != nil {
 		return err
 	}

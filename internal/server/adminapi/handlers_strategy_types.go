@@ -26,16 +26,7 @@ func (s *API) getStrategyType(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createStrategyType(w http.ResponseWriter, r *http.Request) error {
-	var body domain.StrategyTypeInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var t store.StrategyType
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		t, err = domain.CreateStrategyType(tx, p, body)
-		return err
-	})
+	t, err := apply(s, r, domain.CreateStrategyType)
 	if err != nil {
 		return err
 	}
@@ -87,15 +78,8 @@ type featureTypeLifetimeBody struct {
 // updateFeatureTypeLifetime sets how many days a flag of this type lives
 // before it is potentially stale (domain.SetFeatureTypeLifetime).
 func (s *API) updateFeatureTypeLifetime(w http.ResponseWriter, r *http.Request) error {
-	var body featureTypeLifetimeBody
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var updated store.FeatureType
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		updated, err = domain.SetFeatureTypeLifetime(tx, p, r.PathValue("id"), body.LifetimeDays)
-		return err
+	updated, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body featureTypeLifetimeBody) (store.FeatureType, error) {
+		return domain.SetFeatureTypeLifetime(tx, p, r.PathValue("id"), body.LifetimeDays)
 	})
 	if err != nil {
 		return err

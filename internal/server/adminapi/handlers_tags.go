@@ -25,16 +25,7 @@ func (s *API) getTagType(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createTagType(w http.ResponseWriter, r *http.Request) error {
-	var body domain.TagTypeInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var t store.TagType
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		t, err = domain.CreateTagType(tx, p, body)
-		return err
-	})
+	t, err := apply(s, r, domain.CreateTagType)
 	if err != nil {
 		return err
 	}

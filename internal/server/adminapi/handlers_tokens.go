@@ -18,16 +18,7 @@ func (s *API) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) createAPIToken(w http.ResponseWriter, r *http.Request) error {
-	var body domain.APITokenInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var t domain.TokenView
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		t, err = domain.CreateAPIToken(tx, p, body)
-		return err
-	})
+	t, err := apply(s, r, domain.CreateAPIToken)
 	if err != nil {
 		return err
 	}

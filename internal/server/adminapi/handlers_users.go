@@ -49,16 +49,7 @@ func (s *API) listServiceAccounts(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *API) createServiceAccount(w http.ResponseWriter, r *http.Request) error {
-	var body domain.ServiceAccountInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var v domain.ServiceAccountView
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		v, err = domain.CreateServiceAccount(tx, p, body)
-		return err
-	})
+	v, err := apply(s, r, domain.CreateServiceAccount)
 	if err != nil {
 		return err
 	}
@@ -101,15 +92,8 @@ func (s *API) deleteServiceAccount(w http.ResponseWriter, r *http.Request) error
 // issueUserToken decodes the body and creates a token for a service
 // account or for the calling user (domain.IssueUserToken).
 func (s *API) issueUserToken(w http.ResponseWriter, r *http.Request, serviceAccount bool, userID int64) error {
-	var body domain.UserTokenInput
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	var t domain.CreatedUserToken
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		t, err = domain.IssueUserToken(tx, p, serviceAccount, userID, body)
-		return err
+	t, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body domain.UserTokenInput) (domain.CreatedUserToken, error) {
+		return domain.IssueUserToken(tx, p, serviceAccount, userID, body)
 	})
 	if err != nil {
 		return err
