@@ -487,28 +487,32 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, s *session) {
 	h.render(w, r, "projects", page{Title: "Projects and environments", Nav: "projects", Session: s, Data: map[string]any{"Projects": projects.Projects, "Environments": envs.Environments}})
 }
 
-// rootRoleNames are the root roles by id (1, 2, 3), as the service account
-// API numbers them.
-var rootRoleNames = []string{"Admin", "Editor", "Viewer"}
-
 func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *session) {
 	var users struct {
 		Users []map[string]any `json:"users"`
 	}
 	var accounts struct {
 		ServiceAccounts []map[string]any `json:"serviceAccounts"`
+		RootRoles       []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"rootRoles"`
 	}
-	if err := h.call(r, s, "GET", "/api/admin/user-admin", nil, &users); err != nil {
-		h.fail(w, r, s, err)
-		return
-	}
-	_ = h.call(r, s, "GET", "/api/admin/service-account", nil, &accounts)
-	for _, a := range accounts.ServiceAccounts { // the API gives the role's id
-		if id, ok := a["rootRole"].(float64); ok && int(id) >= 1 && int(id) <= len(rootRoleNames) {
-			a["roleName"] = rootRoleNames[int(id)-1]
+	for path, out := range map[string]any{"/api/admin/user-admin": &users, "/api/admin/service-account": &accounts} {
+		if err := h.call(r, s, "GET", path, nil, out); err != nil {
+			h.fail(w, r, s, err)
+			return
 		}
 	}
-	h.render(w, r, "users", page{Title: "Users", Nav: "users", Session: s, Data: map[string]any{"Users": users.Users, "ServiceAccounts": accounts.ServiceAccounts}})
+	for _, a := range accounts.ServiceAccounts { // the API gives the role's id
+		for _, role := range accounts.RootRoles {
+			if id, ok := a["rootRole"].(float64); ok && int(id) == role.ID {
+				a["roleName"] = role.Name
+			}
+		}
+	}
+	h.render(w, r, "users", page{Title: "Users", Nav: "users", Session: s, Data: map[string]any{
+		"Users": users.Users, "ServiceAccounts": accounts.ServiceAccounts, "Roles": accounts.RootRoles}})
 }
 
 // bar is one bar of the exposure chart.
