@@ -124,7 +124,7 @@ func constraintCorpus() []map[string]any {
 		map[string]any{"contextName": "f", "operator": "NUM_GT", "value": "1", "values": []string{""}},
 		map[string]any{"contextName": "f", "operator": "NUM_GT", "value": "1", "values": []string{"x"}},
 	)
-	for _, op := range multiValueOperators {
+	for _, op := range ListOperators {
 		out = append(out,
 			map[string]any{"contextName": "f", "operator": op, "values": []string{"a"}},
 			map[string]any{"contextName": "f", "operator": op, "values": []string{}},

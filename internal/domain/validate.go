@@ -48,8 +48,8 @@ func ValidateName(property, name string) error {
 	return nil
 }
 
-// constraintOperators are the accepted constraint operators.
-var constraintOperators = []string{"NOT_IN", "IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS",
+// ConstraintOperators are the accepted constraint operators.
+var ConstraintOperators = []string{"NOT_IN", "IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS",
 	"NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE",
 	"SEMVER_EQ", "SEMVER_GT", "SEMVER_LT", "SEMVER_GTE", "SEMVER_LTE", "REGEX"}
 
@@ -61,8 +61,8 @@ const (
 	maxSegmentsPerStrat = 5
 )
 
-// multiValueOperators take a list of values; the others take one value.
-var multiValueOperators = []string{"IN", "NOT_IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS"}
+// ListOperators take a list of values; the others take one value.
+var ListOperators = []string{"IN", "NOT_IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS"}
 
 // ConstraintInput is a constraint as an admin call sends it. It remembers
 // whether "value" was given as an empty string, which Unleash refuses for
@@ -132,8 +132,8 @@ func validateConstraint(at string, c ConstraintInput) error {
 		return apierr.Validation("The `%s.contextName` property is required. It was not present on the data you sent.", at)
 	}
 	op := c.Operator
-	if !slices.Contains(constraintOperators, op) {
-		return apierr.Validation("The `%s.operator` property must be one of %s. You provided %q.", at, strings.Join(constraintOperators, ", "), op)
+	if !slices.Contains(ConstraintOperators, op) {
+		return apierr.Validation("The `%s.operator` property must be one of %s. You provided %q.", at, strings.Join(ConstraintOperators, ", "), op)
 	}
 	if len(c.Values) > maxConstraintValues {
 		return apierr.Validation("The `%s.values` property may hold at most %d values.", at, maxConstraintValues)
@@ -147,7 +147,7 @@ func validateConstraint(at string, c ConstraintInput) error {
 		return apierr.Validation("The `%s.value` property must not be empty.", at)
 	}
 	switch {
-	case slices.Contains(multiValueOperators, op):
+	case slices.Contains(ListOperators, op):
 		if len(c.Values) == 0 {
 			return apierr.Validation("The `%s.values` property must hold at least one value for the %s operator.", at, op)
 		}
@@ -170,7 +170,8 @@ func validateConstraint(at string, c ConstraintInput) error {
 	return nil
 }
 
-var payloadTypes = []string{"json", "csv", "string", "number"}
+// PayloadTypes are the types a variant's payload may have.
+var PayloadTypes = []string{"json", "csv", "string", "number"}
 
 // VariantInput is a variant as an admin call sends it. It remembers which
 // of the properties that Unleash requires were given.
@@ -319,7 +320,7 @@ func validatePayload(at string, p *engine.VariantPayload) error {
 	if p == nil {
 		return nil
 	}
-	if !slices.Contains(payloadTypes, p.Type) {
+	if !slices.Contains(PayloadTypes, p.Type) {
 		return apierr.Validation("The `%s.payload.type` property must be one of json, csv, string, number. You provided %q.", at, p.Type)
 	}
 	if p.Value == "" {

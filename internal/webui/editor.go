@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/bunting-flags/bunting/internal/domain"
 )
 
 // The strategy and constraint editors' template helpers. Strategies,
@@ -11,13 +13,9 @@ import (
 // read them for pre-filled forms, where nil (a new item) gives defaults.
 
 // operators are the constraint operators the editor offers: every one the
-// admin API accepts.
-var operators = []string{"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH",
-	"NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE",
-	"SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE", "REGEX"}
-
-// listOperators take a list of values; the others one value.
-var listOperators = []string{"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH"}
+// admin API accepts (domain.ConstraintOperators), IN first as the usual
+// choice.
+var operators = append([]string{"IN"}, slices.DeleteFunc(slices.Clone(domain.ConstraintOperators), func(o string) bool { return o == "IN" })...)
 
 // editorFuncs are the template functions of the editors.
 var editorFuncs = map[string]any{
@@ -63,8 +61,9 @@ var editorFuncs = map[string]any{
 		ids, _ := m["segments"].([]any)
 		return slices.ContainsFunc(ids, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(id) })
 	},
-	"listOperators": func() string { return strings.Join(listOperators, " ") },
+	"listOperators": func() string { return strings.Join(domain.ListOperators, " ") },
+	"payloadTypes":  func() []string { return domain.PayloadTypes },
 	"singleOperators": func() string {
-		return strings.Join(slices.DeleteFunc(slices.Clone(operators), func(o string) bool { return slices.Contains(listOperators, o) }), " ")
+		return strings.Join(slices.DeleteFunc(slices.Clone(operators), func(o string) bool { return slices.Contains(domain.ListOperators, o) }), " ")
 	},
 }
