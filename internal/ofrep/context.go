@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // request is the body of an evaluation request: {"context": {...}}. A
@@ -172,24 +171,6 @@ func propertyString(v json.RawMessage) (string, bool, error) {
 // without zone (UTC) or epoch milliseconds into one, and drops anything
 // else, as the proxy's other endpoints do.
 func normaliseCurrentTime(ctx *engine.Context) {
-	t := strings.TrimSpace(ctx.CurrentTime)
-	if t == "" {
-		ctx.CurrentTime = ""
-		return
-	}
-	if _, err := time.Parse(time.RFC3339Nano, t); err == nil {
-		ctx.CurrentTime = t
-		return
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02", "2006-01-02T15:04"} {
-		if p, err := time.ParseInLocation(layout, t, time.UTC); err == nil {
-			ctx.CurrentTime = p.Format(time.RFC3339Nano)
-			return
-		}
-	}
-	if ms, err := strconv.ParseInt(t, 10, 64); err == nil {
-		ctx.CurrentTime = time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
-		return
-	}
-	ctx.CurrentTime = ""
+	ctx.CurrentTime = strings.TrimSpace(ctx.CurrentTime)
+	wire.NormaliseCurrentTime(ctx)
 }

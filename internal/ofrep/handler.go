@@ -2,8 +2,6 @@ package ofrep
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -19,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // Options connect a Handler to its host (the proxy or the server).
@@ -207,28 +206,17 @@ func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, ctx *engine.Co
 	return snap, scope, true
 }
 
-// readBody reads the whole body into buf, within limit.
+// readBody reads the whole body into buf, within limit (wire.ReadBody),
+// with its errors in OFREP's shape.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, *Error) {
-	if r.ContentLength > limit {
+	buf, err := wire.ReadBody(w, r, limit, buf)
+	switch {
+	case err == nil:
+		return buf, nil
+	case apierr.IsKind(err, apierr.KindTooLarge):
 		return buf, errorf(http.StatusRequestEntityTooLarge, CodeGeneral, "the request body is larger than the limit of %d bytes", limit)
-	}
-	rd := http.MaxBytesReader(w, r.Body, limit)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				return buf, errorf(http.StatusRequestEntityTooLarge, CodeGeneral, "the request body is larger than the limit of %d bytes", limit)
-			}
-			return buf, errorf(http.StatusBadRequest, CodeParseError, "the request body could not be read")
-		}
+	default:
+		return buf, errorf(http.StatusBadRequest, CodeParseError, "the request body could not be read")
 	}
 }
 
