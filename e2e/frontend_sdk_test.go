@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -25,16 +26,9 @@ import (
 // BUNTING_REQUIRE_FIXTURES=1.
 func browserSDK(t *testing.T) []byte {
 	t.Helper()
-	dir := os.Getenv("BUNTING_NODE_MODULES")
-	if dir == "" {
-		dir = filepath.Join("..", "test", "node", "node_modules")
-	}
-	js, err := os.ReadFile(filepath.Join(dir, "unleash-proxy-client", "build", "main.min.js"))
+	js, err := os.ReadFile(filepath.Join(testutil.NodeModules(t, "unleash-proxy-client"), "unleash-proxy-client", "build", "main.min.js"))
 	if err != nil {
-		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
-			t.Fatalf("the browser SDK is not installed (run make node-deps): %v", err)
-		}
-		t.Skipf("the browser SDK is not installed (run make node-deps): %v", err)
+		t.Fatalf("the browser SDK is installed without its browser build: %v", err)
 	}
 	return js
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/testutil"
 	"github.com/bunting-flags/bunting/proxy"
 )
 
@@ -22,18 +22,7 @@ import (
 // web SDK and the OFREP web provider.
 func openFeatureModules(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("BUNTING_NODE_MODULES")
-	if dir == "" {
-		dir = filepath.Join("..", "test", "node", "node_modules")
-	}
-	dir = filepath.Join(dir, "@openfeature")
-	if _, err := os.Stat(filepath.Join(dir, "ofrep-web-provider", "index.esm.js")); err != nil {
-		if os.Getenv("BUNTING_REQUIRE_FIXTURES") == "1" {
-			t.Fatalf("@openfeature/ofrep-web-provider is not installed (run make node-deps): %v", err)
-		}
-		t.Skipf("@openfeature/ofrep-web-provider is not installed (run make node-deps): %v", err)
-	}
-	return dir
+	return filepath.Join(testutil.NodeModules(t, "@openfeature/ofrep-web-provider"), "@openfeature")
 }
 
 // ofrepUpstream serves the flags the page reads; setString changes the
