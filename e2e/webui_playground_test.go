@@ -26,20 +26,10 @@ func TestWebUIPlaygroundJourney(t *testing.T) {
 	b.do("create", chromedp.Click(`#new-flag button[type="submit"]`))
 	b.waitFor("the flag page", `location.pathname === "/projects/default/flags/pg-rollout"`)
 	env := `#env-development `
-	b.do("open the strategy editor", chromedp.Click(env+`details.editor summary`))
-	b.set(env+`input[name="parameters.rollout"]`, "100")
-	b.do("add a constraint", chromedp.Click(env+`button[data-add="constraints"]`))
-	b.set(env+`[data-list="constraints"] select[name="contextName"]`, "userId")
-	b.set(env+`[data-list="constraints"] select[name="operator"]`, "IN")
-	b.do("type the values", chromedp.SendKeys(env+`[data-list="constraints"] input[name="values"]`, "alice, carol"))
+	b.fillRollout("alice, carol")
 	b.do("save the strategy", chromedp.Click(env+`form.strategy-form button[type="submit"]`))
 	b.waitFor("the strategy", `!!document.querySelector("#env-development .strategy .constraint")`)
-	b.do("open the variants", chromedp.Click(env+`details.editor:nth-of-type(2) summary`), chromedp.Click(env+`form[data-body-field] button[data-add="variants"]`))
-	b.do("name the variant", chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="name"]`, "blue"),
-		chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="payload.value"]`, "from-the-ui"))
-	b.set(env+`form[data-body-field] [data-list] select[name="payload.type"]`, "string")
-	b.do("save the variants", chromedp.Click(env+`form[data-body-field] button[type="submit"]`))
-	b.waitFor("the variant saved", `document.querySelector("#env-development details.editor:nth-of-type(2) summary").textContent.includes("(1)")`)
+	b.addStringVariant("blue", "from-the-ui")
 	b.do("switch on", chromedp.Click(env+`input[data-switch]`))
 	waitAPI(t, "the flag on in development", func() bool {
 		return strings.Contains(h.Do(t, "GET", "/api/admin/projects/default/features/pg-rollout/environments/development", h.AdminToken, nil).String(), `"enabled":true`)

@@ -178,12 +178,7 @@ func TestWebUIJourneys(t *testing.T) {
 
 	// A gradual rollout with a constraint and the segment, in development.
 	env := `#env-development `
-	admin.do("open the strategy editor", chromedp.Click(env+`details.editor summary`))
-	admin.set(env+`input[name="parameters.rollout"]`, "100")
-	admin.do("add a constraint", chromedp.Click(env+`button[data-add="constraints"]`))
-	admin.set(env+`[data-list="constraints"] select[name="contextName"]`, "userId")
-	admin.set(env+`[data-list="constraints"] select[name="operator"]`, "IN")
-	admin.do("type the values", chromedp.SendKeys(env+`[data-list="constraints"] input[name="values"]`, "alice, carol"))
+	admin.fillRollout("alice, carol")
 	if !eval[bool](admin, `(() => { const o = [...document.querySelectorAll('#env-development select[name="segments"] option')].find(o => o.textContent === "beta-users"); if (!o) return false; o.selected = true; return true })()`) {
 		t.Fatal("the strategy editor offers no beta-users segment")
 	}
@@ -198,12 +193,7 @@ func TestWebUIJourneys(t *testing.T) {
 	}
 
 	// Variants in development.
-	admin.do("open the variants", chromedp.Click(env+`details.editor:nth-of-type(2) summary`), chromedp.Click(env+`form[data-body-field] button[data-add="variants"]`))
-	admin.do("name the variant", chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="name"]`, "blue"),
-		chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="payload.value"]`, "from-the-ui"))
-	admin.set(env+`form[data-body-field] [data-list] select[name="payload.type"]`, "string")
-	admin.do("save the variants", chromedp.Click(env+`form[data-body-field] button[type="submit"]`))
-	admin.waitFor("the variant saved", `document.querySelector("#env-development details.editor:nth-of-type(2) summary").textContent.includes("(1)")`)
+	admin.addStringVariant("blue", "from-the-ui")
 
 	// Switch it on in development.
 	admin.do("switch on", chromedp.Click(env+`input[data-switch]`))
@@ -345,6 +335,33 @@ func TestWebUIJourneys(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fillRollout opens development's strategy editor on a flag's page and
+// fills a 100 % gradual rollout constrained to userId IN values; the
+// caller adds more or saves.
+func (b *uiBrowser) fillRollout(values string) {
+	b.t.Helper()
+	env := `#env-development `
+	b.do("open the strategy editor", chromedp.Click(env+`details.editor summary`))
+	b.set(env+`input[name="parameters.rollout"]`, "100")
+	b.do("add a constraint", chromedp.Click(env+`button[data-add="constraints"]`))
+	b.set(env+`[data-list="constraints"] select[name="contextName"]`, "userId")
+	b.set(env+`[data-list="constraints"] select[name="operator"]`, "IN")
+	b.do("type the values", chromedp.SendKeys(env+`[data-list="constraints"] input[name="values"]`, values))
+}
+
+// addStringVariant gives a flag's development environment the variant
+// name with a string payload, saved through the variants editor.
+func (b *uiBrowser) addStringVariant(name, payload string) {
+	b.t.Helper()
+	env := `#env-development `
+	b.do("open the variants", chromedp.Click(env+`details.editor:nth-of-type(2) summary`), chromedp.Click(env+`form[data-body-field] button[data-add="variants"]`))
+	b.do("name the variant", chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="name"]`, name),
+		chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="payload.value"]`, payload))
+	b.set(env+`form[data-body-field] [data-list] select[name="payload.type"]`, "string")
+	b.do("save the variants", chromedp.Click(env+`form[data-body-field] button[type="submit"]`))
+	b.waitFor("the variant saved", `document.querySelector("#env-development details.editor:nth-of-type(2) summary").textContent.includes("(1)")`)
 }
 
 func waitAPI(t *testing.T, what string, ok func() bool) {
