@@ -135,18 +135,25 @@ func AddStrategy(tx *store.Tx, p *Principal, project, feature, env string, in St
 // UpdateStrategy replaces a strategy as p, with its events; the flag
 // environment is turned off when no active strategy is left.
 func UpdateStrategy(tx *store.Tx, p *Principal, project, feature, env, id string, in StrategyInput) (store.Strategy, error) {
-	if err := p.Require(PermUpdateFeatureStrategy, project, env); err != nil {
-		return store.Strategy{}, err
-	}
-	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
-	if err != nil {
-		return store.Strategy{}, err
-	}
-	old, err := StrategyIn(tx.Q, sc, id)
+	sc, old, err := strategyToChange(tx, p, PermUpdateFeatureStrategy, project, feature, env, id)
 	if err != nil {
 		return store.Strategy{}, err
 	}
 	return updateStrategy(tx, p, sc, old, in)
+}
+
+// strategyToChange checks that p holds perm in the flag environment and
+// loads it with the strategy id, for a change to that strategy.
+func strategyToChange(tx *store.Tx, p *Principal, perm, project, feature, env, id string) (FeatureEnv, store.Strategy, error) {
+	if err := p.Require(perm, project, env); err != nil {
+		return FeatureEnv{}, store.Strategy{}, err
+	}
+	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
+	if err != nil {
+		return FeatureEnv{}, store.Strategy{}, err
+	}
+	old, err := StrategyIn(tx.Q, sc, id)
+	return sc, old, err
 }
 
 func updateStrategy(tx *store.Tx, p *Principal, sc FeatureEnv, old store.Strategy, in StrategyInput) (store.Strategy, error) {
@@ -180,14 +187,7 @@ func updateStrategy(tx *store.Tx, p *Principal, sc FeatureEnv, old store.Strateg
 // (name, title, disabled, sortOrder, constraints, parameters, variants,
 // segments) and stores the result as UpdateStrategy does.
 func PatchStrategy(tx *store.Tx, p *Principal, project, feature, env, id string, ops []PatchOp) (store.Strategy, error) {
-	if err := p.Require(PermUpdateFeatureStrategy, project, env); err != nil {
-		return store.Strategy{}, err
-	}
-	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
-	if err != nil {
-		return store.Strategy{}, err
-	}
-	old, err := StrategyIn(tx.Q, sc, id)
+	sc, old, err := strategyToChange(tx, p, PermUpdateFeatureStrategy, project, feature, env, id)
 	if err != nil {
 		return store.Strategy{}, err
 	}
@@ -208,14 +208,7 @@ func PatchStrategy(tx *store.Tx, p *Principal, project, feature, env, id string,
 // DeleteStrategy removes a strategy as p, with its event; the flag
 // environment is turned off when no active strategy is left.
 func DeleteStrategy(tx *store.Tx, p *Principal, project, feature, env, id string) error {
-	if err := p.Require(PermDeleteFeatureStrategy, project, env); err != nil {
-		return err
-	}
-	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
-	if err != nil {
-		return err
-	}
-	old, err := StrategyIn(tx.Q, sc, id)
+	sc, old, err := strategyToChange(tx, p, PermDeleteFeatureStrategy, project, feature, env, id)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // How a flag's "on, no variant" outcome gets its reason.
@@ -74,7 +75,7 @@ func newEncoding(s *engine.Snapshot) *encoding {
 		return span{uint32(start), uint32(len(blob))}
 	}
 	for i := range e.offs {
-		head = append(append(head[:0], `{"key":`...), jsonString(s.Name(i))...)
+		head = append(append(head[:0], `{"key":`...), wire.JSONString(s.Name(i))...)
 		any, all, deps := s.FlagTargeting(i)
 		switch {
 		case s.FlagHasVariants(i):
@@ -129,7 +130,7 @@ func variantTail(v *engine.ResultVariant) (tail []byte, failed bool) {
 	var value []byte
 	payloadType := ""
 	if p := v.Payload; p == nil {
-		value = jsonString(v.Name)
+		value = wire.JSONString(v.Name)
 	} else {
 		payloadType = p.Type
 		switch p.Type {
@@ -146,22 +147,22 @@ func variantTail(v *engine.ResultVariant) (tail []byte, failed bool) {
 			}
 			value = b.Bytes()
 		default: // string, csv and types this version does not know
-			value = jsonString(p.Value)
+			value = wire.JSONString(p.Value)
 		}
 	}
 	t := append([]byte(`,"value":`), value...)
 	t = append(t, `,"reason":"SPLIT","variant":`...)
-	t = append(t, jsonString(v.Name)...)
+	t = append(t, wire.JSONString(v.Name)...)
 	t = append(t, `,"metadata":{"enabled":true`...)
 	if payloadType != "" {
-		t = append(append(t, `,"payloadType":`...), jsonString(payloadType)...)
+		t = append(append(t, `,"payloadType":`...), wire.JSONString(payloadType)...)
 	}
 	return append(t, "}}"...), false
 }
 
 func failure(code, details string) []byte {
-	t := append([]byte(`,"errorCode":`), jsonString(code)...)
-	t = append(append(t, `,"errorDetails":`...), jsonString(details)...)
+	t := append([]byte(`,"errorCode":`), wire.JSONString(code)...)
+	t = append(append(t, `,"errorDetails":`...), wire.JSONString(details)...)
 	return append(t, '}')
 }
 
@@ -193,12 +194,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func jsonString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // Change notification, OFREP's server-sent events extension (ADR 0008):
@@ -98,7 +100,7 @@ func (h *Handler) streamTail(e *encoding, scope string) []byte {
 	}
 	token := h.signer.sign(credential{expires: (period + 2) * ttl, version: e.version, scope: scope})
 	uri := h.opts.BasePath + "/v1/events?c=" + token
-	tail := append([]byte(`,"eventStreams":[{"type":"sse","endpoint":{"requestUri":`), jsonString(uri)...)
+	tail := append([]byte(`,"eventStreams":[{"type":"sse","endpoint":{"requestUri":`), wire.JSONString(uri)...)
 	tail = append(tail, `},"inactivityDelaySec":120}]`...)
 	e.stream.Store(&streamTail{scope: scope, period: period, tail: tail})
 	return tail

@@ -42,7 +42,7 @@ func NewEncoding(s *engine.Snapshot) *Encoding {
 	for i := range e.heads {
 		start := len(blob)
 		blob = append(blob, `{"name":`...)
-		blob = append(blob, jsonString(s.Name(i))...)
+		blob = append(blob, JSONString(s.Name(i))...)
 		blob = append(blob, `,"enabled":`...)
 		prefix := blob[start:]
 		blob = append(blob, "true"...)
@@ -149,12 +149,12 @@ func appendVariant(b []byte, v *engine.ResultVariant) []byte {
 		return append(b, `{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false}`...)
 	}
 	b = append(b, `{"name":`...)
-	b = append(b, jsonString(v.Name)...)
+	b = append(b, JSONString(v.Name)...)
 	if v.Payload != nil {
 		b = append(b, `,"payload":{"type":`...)
-		b = append(b, jsonString(v.Payload.Type)...)
+		b = append(b, JSONString(v.Payload.Type)...)
 		b = append(b, `,"value":`...)
-		b = append(b, jsonString(v.Payload.Value)...)
+		b = append(b, JSONString(v.Payload.Value)...)
 		b = append(b, '}')
 	}
 	b = append(b, `,"enabled":`...)
@@ -169,11 +169,13 @@ func appendVariant(b []byte, v *engine.ResultVariant) []byte {
 // AppendUnknownToggle writes a name the snapshot does not know.
 func AppendUnknownToggle(buf []byte, name string) []byte {
 	buf = append(buf, `{"name":`...)
-	buf = append(buf, jsonString(name)...)
+	buf = append(buf, JSONString(name)...)
 	return append(buf, `,"enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false},"impressionData":false}`...)
 }
 
-func jsonString(s string) []byte {
+// JSONString is s as a JSON string, without HTML escaping (names and
+// payloads go out as written).
+func JSONString(s string) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
