@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -155,6 +156,8 @@ func startProvider(t testing.TB, redirectURI string) *testProvider {
 	}
 	st.keys = []*rsaKey{{id: "key-1", key: key}}
 	p := &testProvider{URL: issuer, Storage: st}
+	// The example's request log goes to slog's default logger: quiet.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	router := exampleop.SetupServer(issuer, st, nil, false)
 	srv := &http.Server{Handler: p.observe(router), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
