@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -165,24 +164,11 @@ func SignIn(q store.Q, limits *LoginLimiter, now time.Time, address string, in S
 // identity provider through internal/sso).
 func StartSession(q store.Q, acct store.Account, now time.Time) (Session, error) {
 	sess := Session{Secret: RandomHex(32), CSRF: RandomHex(24), Principal: UserPrincipal(acct.User)}
-	// Expired sessions are refused when used; removing them is
-	// housekeeping, done at most once a minute per process rather than
-	// at every sign-in (on PostgreSQL each such commit flushes the log).
-	if last := lastSessionPrune.Load(); now.UnixMilli()-last >= sessionPruneEvery.Milliseconds() || now.UnixMilli() < last {
-		if _, err := q.DeleteExpiredSessions(); err != nil {
-			return Session{}, err
-		}
-		lastSessionPrune.Store(now.UnixMilli())
+	if _, err := q.DeleteExpiredSessions(); err != nil {
+		return Session{}, err
 	}
 	return sess, q.InsertSession(store.HashSecret(sess.Secret), acct.ID, sess.CSRF, now, now.Add(SessionTTL))
 }
-
-// sessionPruneEvery is how often StartSession removes expired sessions.
-const sessionPruneEvery = time.Minute
-
-// lastSessionPrune is when StartSession last removed expired sessions
-// (unix ms).
-var lastSessionPrune atomic.Int64
 
 // UserPrincipal is the principal of a person acting for themselves.
 func UserPrincipal(u store.User) *Principal {

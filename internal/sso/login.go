@@ -191,20 +191,24 @@ func (svc *Service) Complete(ctx context.Context, redirectURL string, query url.
 		return Signed{}, refuse(RefusedEmail, "email "+email)
 	}
 	name, _ := claims["name"].(string)
-	// Most sign-ins are by someone Bunting knows, without group syncing:
-	// they need no transaction (on PostgreSQL, each commit costs a
-	// flush of its log).
-	acct, _, err := q.AccountByLogin(email)
-	switch {
-	case err == nil && acct.Deactivated:
-		return Signed{}, refuse(RefusedInactive, email)
-	case err == nil && groupPath == nil:
-	case err != nil && !apierr.IsKind(err, apierr.KindNotFound):
-		return Signed{}, err
-	default:
-		if err := svc.signInTx(ctx, rp.settings, email, name, claims, groupPath, &acct); err != nil {
-			return Signed{}, err
+	var acct store.Account
+	err = svc.store.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		acct, err = svc.person(tx, rp.settings, email, name)
+		if err != nil || groupPath == nil {
+			return err
 		}
+		groups, found := ClaimedGroups(claims, groupPath)
+		if !found {
+			svc.log.Warn("OIDC group syncing: the claims hold nothing at groupJsonPath", "groupJsonPath", rp.settings.GroupJSONPath)
+		}
+		if svc.groups == nil {
+			return nil
+		}
+		return svc.groups.SyncGroups(tx, acct.User, groups)
+	})
+	if err != nil {
+		return Signed{}, err
 	}
 	sess, err := domain.StartSession(q, acct, svc.store.Now())
 	if err != nil {
@@ -216,29 +220,6 @@ func (svc *Service) Complete(ctx context.Context, redirectURL string, query url.
 		}
 	}
 	return Signed{Session: sess, Next: pending.Next}, nil
-}
-
-// signInTx finds or creates the person signing in and hands their
-// claimed groups to the GroupSyncer, in one transaction.
-func (svc *Service) signInTx(ctx context.Context, s Settings, email, name string, claims map[string]any, groupPath GroupPath, out *store.Account) error {
-	return svc.store.Tx(ctx, func(tx *store.Tx) error {
-		acct, err := svc.person(tx, s, email, name)
-		if err != nil {
-			return err
-		}
-		*out = acct
-		if groupPath == nil {
-			return nil
-		}
-		groups, found := ClaimedGroups(claims, groupPath)
-		if !found {
-			svc.log.Warn("OIDC group syncing: the claims hold nothing at groupJsonPath", "groupJsonPath", s.GroupJSONPath)
-		}
-		if svc.groups == nil {
-			return nil
-		}
-		return svc.groups.SyncGroups(tx, acct.User, groups)
-	})
 }
 
 // person finds who signs in by email, or creates them when auto-creation
