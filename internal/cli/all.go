@@ -116,6 +116,9 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 	if _, _, err := srv.BootstrapAdminUser(ctx); err != nil {
 		return fmt.Errorf("create the first admin: %w", err)
 	}
+	if err := srv.BootstrapSSO(ctx); err != nil {
+		return fmt.Errorf("store the OIDC settings: %w", err)
+	}
 	for _, t := range []struct{ name, typ, secret string }{
 		{"quickstart-admin", store.TokenAdmin, tokens.Admin},
 		{"quickstart-proxy", store.TokenClient, tokens.Client},

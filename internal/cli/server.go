@@ -46,6 +46,9 @@ func runServer(ctx context.Context, args []string, env LookupEnv, stdout, stderr
 	if password != "" {
 		fmt.Fprintf(stdout, "Created the first admin of the web UI, %s, with a generated password (shown only this once):\n  %s\n", user, password)
 	}
+	if err := srv.BootstrapSSO(ctx); err != nil {
+		return fmt.Errorf("store the OIDC settings: %w", err)
+	}
 	return srv.ListenAndServe(ctx, func(addr net.Addr) {
 		log.Info("bunting server listening", "addr", addr.String(), "database", st.Dialect().Name)
 	})

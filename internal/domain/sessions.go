@@ -156,6 +156,13 @@ func SignIn(q store.Q, limits *LoginLimiter, now time.Time, address string, in S
 		return Session{}, apierr.Unauthenticated("This account is deactivated. Ask an admin to reactivate it.")
 	}
 	limits.reset(nameKey)
+	return StartSession(q, acct, now)
+}
+
+// StartSession stores a new session for acct, lasting SessionTTL from now,
+// whichever way the person proved who they are (a password, or an
+// identity provider through internal/sso).
+func StartSession(q store.Q, acct store.Account, now time.Time) (Session, error) {
 	sess := Session{Secret: RandomHex(32), CSRF: RandomHex(24), Principal: UserPrincipal(acct.User)}
 	if _, err := q.DeleteExpiredSessions(); err != nil {
 		return Session{}, err

@@ -66,3 +66,9 @@ func (s *Server) BootstrapAdminUser(ctx context.Context) (name, generatedPasswor
 	}
 	return name, generatedPassword, nil
 }
+
+// BootstrapSSO stores the OIDC_* settings (and DISABLE_PASSWORD_SIGN_IN)
+// as the system when the database holds none yet (sso.SeedFromEnv).
+func (s *Server) BootstrapSSO(ctx context.Context) error {
+	return s.sso.SeedFromEnv(ctx, domain.SystemActor)
+}

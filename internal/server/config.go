@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/sso"
 )
 
 // Config is the flag server's configuration, parsed once from the
@@ -55,6 +56,8 @@ type Config struct {
 	HTTP httpserver.Limits
 	// Streaming holds the limits of GET /api/client/streaming.
 	Streaming StreamingConfig
+	// SSO holds single sign-on's options (OIDC_*, SECRETS_KEY).
+	SSO sso.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -69,8 +72,8 @@ func DefaultConfig() Config {
 }
 
 // Options are the server's options, bound to c, in the order the README
-// shows them: its own, the connection limits, the streaming limits, then
-// the signal limits.
+// shows them: its own, the connection limits, the streaming limits, the
+// signal limits, then single sign-on.
 func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
@@ -91,7 +94,8 @@ func (c *Config) Options() []config.Option {
 	}
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	opts = append(opts, c.Streaming.Options()...)
-	return append(opts, c.Signals.Options()...)
+	opts = append(opts, c.Signals.Options()...)
+	return append(opts, c.SSO.Options()...)
 }
 
 // LookupEnv reads one environment variable.
@@ -153,6 +157,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.HTTP.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.SSO.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -25,6 +25,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.accounts.Register(r)
+	s.ssoAPI.Register(r)
 	s.admin.RegisterSearch(r)
 	r.Handle("/", http.HandlerFunc(s.uiOrNotFound))
 	return chain(r.mux.ServeMux, s.observe, s.limitBody), r.mux.table

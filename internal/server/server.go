@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server/accounts"
@@ -16,7 +17,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
+	"github.com/bunting-flags/bunting/internal/server/ssoapi"
 	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/sso"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -39,6 +42,9 @@ type Server struct {
 	ui  http.Handler
 	// accounts serves sign-in, sessions and people.
 	accounts *accounts.API
+	// sso runs single sign-on; ssoAPI serves it.
+	sso    *sso.Service
+	ssoAPI *ssoapi.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -64,6 +70,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s.admin = adminapi.New(st, s.signals)
 	s.accounts = accounts.New(st, cfg.BasePath)
+	if s.sso, err = s.newSSO(); err != nil {
+		return nil, err
+	}
+	s.ssoAPI = ssoapi.New(s.sso, st, s.accounts, cfg.BasePath, cfg.BaseURL, log)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
 	}
@@ -163,3 +173,21 @@ func (s *Server) runSignals(ctx context.Context) (wait func()) {
 	go func() { defer close(done); s.signals.Run(ctx) }()
 	return func() { <-done }
 }
+
+// newSSO builds single sign-on: a generated secrets key is kept next to
+// the SQLite file, and the break-glass admin is the first admin.
+func (s *Server) newSSO() (*sso.Service, error) {
+	cfg := s.cfg.SSO
+	if cfg.SecretsKey == "" && s.cfg.DatabaseURL == "" && s.cfg.DatabasePath != "" {
+		cfg.KeyFile = filepath.Join(filepath.Dir(s.cfg.DatabasePath), "secrets.key")
+	}
+	cfg.BreakGlassUser = s.cfg.InitAdminUser
+	if cfg.BreakGlassUser == "" {
+		cfg.BreakGlassUser = "admin"
+	}
+	return sso.New(cfg, s.store, s.log)
+}
+
+// SSO returns the server's single sign-on service (the lead wires its
+// GroupSyncer; tests reach its HTTP client).
+func (s *Server) SSO() *sso.Service { return s.sso }

@@ -56,7 +56,23 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(next, h.base+"/") || strings.HasPrefix(next, "//") {
 		next = h.base + "/flags"
 	}
-	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": next}})
+	data := map[string]any{"Next": next}
+	// Single sign-on: the providers to offer, whether password sign-in is
+	// off, and the message of a refused sign-in (?sso_error=).
+	var opts struct {
+		PasswordSignIn bool `json:"passwordSignIn"`
+		Options        []struct {
+			Message string `json:"message"`
+			Path    string `json:"path"`
+		} `json:"options"`
+		Error string `json:"error"`
+	}
+	if err := h.call(r, nil, "GET", "/auth/options?sso_error="+url.QueryEscape(r.URL.Query().Get("sso_error")), nil, &opts); err == nil {
+		data["SSO"] = opts
+	} else {
+		h.log.Warn("sign-in options", "err", err)
+	}
+	h.render(w, r, "login", page{Title: "Sign in", Data: data})
 }
 
 // flagRow is one flag of the flags list.

@@ -6,6 +6,7 @@
 package accounts
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -61,6 +62,11 @@ func (s *API) login(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(r, 0, &in); err != nil {
 		return err
 	}
+	if s.hooks.PasswordAllowed != nil {
+		if err := s.hooks.PasswordAllowed(r.Context(), in.Username); err != nil {
+			return err
+		}
+	}
 	sess, err := domain.SignIn(s.store.Q(r.Context()), s.logins, s.store.Now(), clientAddress(r), in)
 	if err != nil {
 		return err
@@ -109,12 +115,42 @@ func (s *API) logout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || r.Header.Get("Authorization") != "" {
 		return apierr.Validation("Only a browser session can sign out; this request used an API token.")
 	}
+	redirect := ""
+	if s.hooks.SignOutURL != nil {
+		if redirect, err = s.hooks.SignOutURL(r, c.Value); err != nil {
+			return err
+		}
+	}
 	if err := domain.SignOut(s.store.Q(r.Context()), c.Value); err != nil {
 		return err
 	}
 	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	if redirect != "" {
+		// Single sign-out: the page sends the browser on to the provider.
+		return httpjson.Write(w, http.StatusOK, map[string]string{"redirectUrl": redirect})
+	}
 	return httpjson.WriteStatus(w, http.StatusNoContent)
 }
+
+// SetSessionCookie sets the cookie of a session started elsewhere (single
+// sign-on).
+func (s *API) SetSessionCookie(w http.ResponseWriter, r *http.Request, secret string) {
+	http.SetCookie(w, s.sessionCookie(r, secret, int(domain.SessionTTL/time.Second)))
+}
+
+// Hooks let single sign-on take part in password sign-in and sign-out
+// (internal/sso, wired by the server).
+type Hooks struct {
+	// PasswordAllowed refuses a password sign-in as login (password
+	// sign-in switched off).
+	PasswordAllowed func(ctx context.Context, login string) error
+	// SignOutURL is where the browser goes once the session whose cookie
+	// holds secret has ended ("" for the sign-in page).
+	SignOutURL func(r *http.Request, secret string) (string, error)
+}
+
+// SetHooks installs h.
+func (s *API) SetHooks(h Hooks) { s.hooks = h }
 
 // logoutEverywhere ends every session of the calling person.
 func (s *API) logoutEverywhere(w http.ResponseWriter, r *http.Request) error {
@@ -233,6 +269,8 @@ type API struct {
 	basePath string
 	// logins counts failed sign-ins (domain.SignIn).
 	logins *domain.LoginLimiter
+	// hooks are single sign-on's (SetHooks).
+	hooks Hooks
 }
 
 // New builds the accounts surface on st; basePath is where the server is

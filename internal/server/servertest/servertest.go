@@ -285,6 +285,12 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	cfg.InitFrontendTokens = []string{FrontendToken}
 	cfg.InitAdminUser, cfg.InitAdminPassword = AdminUser, AdminPassword
 	cfg.RevisionPollInterval = 200 * time.Millisecond
+	if cfg.DatabaseURL != "" {
+		// PostgreSQL instances share a database, so the key that seals
+		// stored secrets comes from the configuration (SQLite keeps one
+		// next to its file).
+		cfg.SSO.SecretsKey = "servertest-secrets-key"
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -302,6 +308,9 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 	}
 	if err == nil {
 		_, _, err = srv.BootstrapAdminUser(ctx)
+	}
+	if err == nil {
+		err = srv.BootstrapSSO(ctx)
 	}
 	var ln net.Listener
 	if err == nil {

@@ -277,7 +277,8 @@
     } else if (el.dataset.signout) {
       const r = await api("POST", base + (el.dataset.signout === "everywhere" ? "/auth/logout-everywhere" : "/auth/logout"));
       if (!r.ok && r.status !== 401) { toast(message(r)); return; }
-      location.href = base + "/login";
+      // Single sign-out: the identity provider ends its session too.
+      location.href = (r.data && r.data.redirectUrl) || base + "/login";
     } else if (el.dataset.copy) {
       const text = document.querySelector(el.dataset.copy).textContent;
       try { await navigator.clipboard.writeText(text); el.textContent = "Copied"; } catch (e) { toast("Copy failed: select the secret and copy it by hand."); }
