@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/integrations"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
+	"github.com/bunting-flags/bunting/internal/server/integrationsapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
@@ -39,6 +41,10 @@ type Server struct {
 	ui  http.Handler
 	// accounts serves sign-in, sessions and people.
 	accounts *accounts.API
+	// integrations configures and delivers the integrations; addons
+	// serves their API.
+	integrations *integrations.Service
+	addons       *integrationsapi.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -63,6 +69,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals)
+	if s.integrations, err = integrations.New(cfg.Integrations, st, log, cfg.BaseURL); err != nil {
+		return nil, err
+	}
+	s.addons = integrationsapi.New(s.integrations)
 	s.accounts = accounts.New(st, cfg.BasePath)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
@@ -85,6 +95,7 @@ func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
 	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
+	defer s.runIntegrations(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
@@ -161,5 +172,14 @@ func (s *Server) newSignals() (*signals.Service, error) {
 func (s *Server) runSignals(ctx context.Context) (wait func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); s.signals.Run(ctx) }()
+	return func() { <-done }
+}
+
+// runIntegrations starts this instance's integration worker, which stops
+// when ctx ends, and returns a function that waits until it has stopped
+// (and given up its delivery lease).
+func (s *Server) runIntegrations(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.integrations.Run(ctx) }()
 	return func() { <-done }
 }
