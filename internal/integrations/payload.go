@@ -34,7 +34,9 @@ type buildError struct{ msg string }
 
 func (e *buildError) Error() string { return e.msg }
 
-func buildFailed(format string, args ...any) error { return &buildError{msg: fmt.Sprintf(format, args...)} }
+func buildFailed(format string, args ...any) error {
+	return &buildError{msg: fmt.Sprintf(format, args...)}
+}
 
 // build makes the request that delivers ev to an integration of provider
 // with params (plain and secret ones together), as delivery id at at.

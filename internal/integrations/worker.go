@@ -98,7 +98,9 @@ func (s *Service) Run(ctx context.Context) {
 
 // withCancel is context.WithCancel for a context whose cancel is kept for
 // later (the lanes' while the lease is held).
-func withCancel(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }
+func withCancel(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
 
 // prune bounds the delivery log by age and by count per integration.
 func (s *Service) prune(ctx context.Context) {
