@@ -170,7 +170,7 @@ func (s *Service) webhookBody(template string, ev store.Event) ([]byte, error) {
 	// {{{eventJson}}} is a valid JSON value inside a JSON template.
 	quoted, _ := json.Marshal(string(eventJSON))
 	markdownText := summarize(ev, s.baseURL).sentence(markdown)
-	const placeholder = "\x00BUNTING_EVENT_MARKDOWN\x00"
+	const placeholder = "@@bunting-event-markdown-7f3a@@" // left alone by HTML escaping
 	out, err := tmpl.Render(map[string]any{"event": event, "eventJson": string(quoted), "eventMarkdown": placeholder})
 	if err != nil {
 		return nil, buildFailed("the body template does not render: %s", err.Error())

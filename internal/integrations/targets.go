@@ -83,11 +83,11 @@ func (t *targets) checkAddr(host string, a netip.Addr, listedOnly bool) error {
 	if t.addrListed(a) {
 		return nil
 	}
-	if listedOnly {
-		return refused("%s resolves to %s, which is not in INTEGRATION_ALLOWED_TARGETS: http:// is only used for listed targets (use https://, list the target, or set INTEGRATION_ALLOW_HTTP=true)", host, a)
-	}
 	if err := t.guard.SafeAddr(a); err != nil {
 		return refused("%s resolves to %s, %s, which integrations may not reach; list it in INTEGRATION_ALLOWED_TARGETS to allow it", host, a, addrKind(a))
+	}
+	if listedOnly {
+		return refused("%s is reached over http://, which is only used for targets in INTEGRATION_ALLOWED_TARGETS (use https://, list the target, or set INTEGRATION_ALLOW_HTTP=true)", host)
 	}
 	return nil
 }
