@@ -19,17 +19,17 @@ func TestSSRFTargetsRefused(t *testing.T) {
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		port := testutil.FreePort(t)
 		cases := map[string]string{
-			fmt.Sprintf("https://127.0.0.1:%d/hook", port):     "127.0.0.1, a loopback address",
-			"https://10.1.2.3/hook":                            "10.1.2.3, a private address",
-			"http://169.254.169.254/latest/meta-data/":         "169.254.169.254, a cloud metadata address",
-			fmt.Sprintf("https://[::1]:%d/hook", port):         "::1, a loopback address",
-			fmt.Sprintf("https://localhost:%d/hook", port):     "localhost resolves to", // to 127.0.0.1 (or ::1)
-			"https://192.168.1.10/hook":                        "a private address",
-			"https://[::ffff:127.0.0.1]/hook":                  "127.0.0.1, a loopback address",
-			"https://0.0.0.0/hook":                             "0.0.0.0",
-			"ftp://example.com/hook":                           "scheme must be https",
-			"https://no-such-host.invalid/hook":                "does not resolve",
-			"not a url":                                        "not an absolute URL",
+			fmt.Sprintf("https://127.0.0.1:%d/hook", port): "127.0.0.1, a loopback address",
+			"https://10.1.2.3/hook":                        "10.1.2.3, a private address",
+			"http://169.254.169.254/latest/meta-data/":     "169.254.169.254, a cloud metadata address",
+			fmt.Sprintf("https://[::1]:%d/hook", port):     "::1, a loopback address",
+			fmt.Sprintf("https://localhost:%d/hook", port): "localhost resolves to", // to 127.0.0.1 (or ::1)
+			"https://192.168.1.10/hook":                    "a private address",
+			"https://[::ffff:127.0.0.1]/hook":              "127.0.0.1, a loopback address",
+			"https://0.0.0.0/hook":                         "0.0.0.0",
+			"ftp://example.com/hook":                       "scheme must be https",
+			"https://no-such-host.invalid/hook":            "does not resolve",
+			"not a url":                                    "not an absolute URL",
 		}
 		for url, fragment := range cases {
 			res := h.Do(t, "POST", "/api/admin/addons", h.AdminToken, webhook(url, nil))
