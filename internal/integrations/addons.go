@@ -221,38 +221,38 @@ func (s *Service) prepare(ctx context.Context, in AddonInput, old *store.Integra
 	}
 	for _, d := range def.Parameters {
 		if d.Required && value(d.Name) == "" {
-			return out, apierr.Validation("Missing required parameter `%s` (%s) for the %s provider.", d.Name, d.DisplayName, def.Name)
+			return out, apierr.Validation("Missing required parameter `parameters.%s` (%s) for the %s provider.", d.Name, d.DisplayName, def.Name)
 		}
 	}
 	if u := value("url"); u != "" {
-		if err := s.targets.validateURL(ctx, "url", u); err != nil {
+		if err := s.targets.validateURL(ctx, "parameters.url", u); err != nil {
 			return out, err
 		}
 	}
 	if ct := value("contentType"); ct != "" {
 		if _, _, err := mime.ParseMediaType(ct); err != nil {
-			return out, apierr.Validation("The `contentType` parameter %q is not a media type (for example application/json).", ct)
+			return out, apierr.Validation("The `parameters.contentType` value %q is not a media type (for example application/json).", ct)
 		}
 	}
 	if h := value("customHeaders"); h != "" {
 		if _, err := parseHeaders(h); err != nil {
-			return out, apierr.Validation("The `customHeaders` parameter is refused: %s.", err.Error())
+			return out, apierr.Validation("The `parameters.customHeaders` value is refused: %s.", err.Error())
 		}
 	}
 	if t := value("bodyTemplate"); t != "" {
 		if _, err := parseTemplate(t); err != nil {
-			return out, apierr.Validation("The `bodyTemplate` parameter is not a valid Mustache template: %s.", err.Error())
+			return out, apierr.Validation("The `parameters.bodyTemplate` value is not a valid Mustache template: %s.", err.Error())
 		}
 	}
 	if site := value("site"); site != "" {
 		if _, ok := datadogSites[site]; !ok {
-			return out, apierr.Validation("The `site` parameter %q is not a Datadog site: use one of datadoghq.com, us3.datadoghq.com, us5.datadoghq.com, datadoghq.eu, ap1.datadoghq.com, ap2.datadoghq.com, ddog-gov.com, us2.ddog-gov.com.", site)
+			return out, apierr.Validation("The `parameters.site` value %q is not a Datadog site: use one of datadoghq.com, us3.datadoghq.com, us5.datadoghq.com, datadoghq.eu, ap1.datadoghq.com, ap2.datadoghq.com, ddog-gov.com, us2.ddog-gov.com.", site)
 		}
 	}
 	if def.Name == ProviderWebhook {
 		if sec := secrets["signingSecret"]; sec != "" {
 			if _, err := signingKey(sec); err != nil {
-				return out, apierr.Validation("The `signingSecret` parameter is refused: %s.", err.Error())
+				return out, apierr.Validation("The `parameters.signingSecret` value is refused: %s.", err.Error())
 			}
 		} else {
 			out.generated = newSigningSecret()

@@ -33,7 +33,7 @@ func TestSSRFTargetsRefused(t *testing.T) {
 		}
 		for url, fragment := range cases {
 			res := h.Do(t, "POST", "/api/admin/addons", h.AdminToken, webhook(url, nil))
-			res.WantError(t, 400, "ValidationError", "`url` parameter is refused", fragment)
+			res.WantError(t, 400, "ValidationError", "`parameters.url` value is refused", fragment)
 			if !strings.Contains(res.String(), "INTEGRATION_ALLOWED_TARGETS") && strings.Contains(fragment, "address") {
 				t.Errorf("%s: the error does not say how to allow it: %s", url, res)
 			}
@@ -104,10 +104,10 @@ func TestAddonAPIValidationAndEvents(t *testing.T) {
 		}{
 			{map[string]any{"parameters": map[string]any{}}, "`provider` property is required"},
 			{map[string]any{"provider": "pagerduty"}, "Unknown addon provider \"pagerduty\""},
-			{map[string]any{"provider": "webhook", "parameters": map[string]any{}}, "Missing required parameter `url`"},
-			{map[string]any{"provider": "datadog", "parameters": map[string]any{}}, "Missing required parameter `apiKey`"},
+			{map[string]any{"provider": "webhook", "parameters": map[string]any{}}, "Missing required parameter `parameters.url`"},
+			{map[string]any{"provider": "datadog", "parameters": map[string]any{}}, "Missing required parameter `parameters.apiKey`"},
 			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "nope": "x"}}, "has no parameter \"nope\""},
-			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "customHeaders": "{nope"}}, "`customHeaders` parameter is refused"},
+			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "customHeaders": "{nope"}}, "`parameters.customHeaders` value is refused"},
 			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "customHeaders": `{"webhook-id": "x"}`}}, "set by Bunting"},
 			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "bodyTemplate": "{{#event}}"}}, "not a valid Mustache template"},
 			{map[string]any{"provider": "webhook", "parameters": map[string]any{"url": rc.URL, "signingSecret": "secret"}}, "starts with whsec_"},

@@ -77,7 +77,7 @@ func (s *Service) Test(ctx context.Context, p *domain.Principal, id int64) (Inte
 	now := s.store.Now()
 	project, env, flag := "default", "development", "bunting-test-flag"
 	data, _ := json.Marshal(map[string]any{"message": "A test event sent from Bunting to check this integration.", "name": flag})
-	ev := store.Event{ID: 0, Type: TestEventType, CreatedBy: p.Name, CreatedByUserID: p.UserID, CreatedAt: now.UTC(),
+	ev := store.Event{ID: 0, Type: TestEventType, CreatedBy: p.Name, CreatedByUserID: p.UserID, CreatedAt: store.FromMillis(store.Millis(now)),
 		Data: data, Tags: json.RawMessage("[]"), FeatureName: &flag, Project: &project, Environment: &env}
 	deliveryID := "msg_test_" + domain.RandomHex(8)
 	res := s.send(ctx, in.Provider, merge(in.Parameters, secrets), ev, deliveryID)

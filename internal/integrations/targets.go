@@ -167,7 +167,7 @@ func (t *targets) check(ctx context.Context, raw string) error {
 // validateURL is check as a 400 naming the parameter.
 func (t *targets) validateURL(ctx context.Context, param, raw string) error {
 	if err := t.check(ctx, raw); err != nil {
-		return apierr.Validation("The `%s` parameter is refused: %s.", param, err.Error())
+		return apierr.Validation("The `%s` value is refused: %s.", param, err.Error())
 	}
 	return nil
 }
