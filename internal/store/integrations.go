@@ -226,80 +226,41 @@ type DeliveryOutcome struct {
 }
 
 // RecordDeliveries applies attempts' outcomes to the outbox and writes
-// them to the delivery log, in one bookkeeping transaction (Store.Record):
-// one statement removes the finished rows, one writes the log rows (and
-// one per retry schedules it), whatever the batch's size.
+// them to the delivery log, in one bookkeeping transaction (Store.Record).
 func (tx *Tx) RecordDeliveries(outcomes []DeliveryOutcome) error {
-	var (
-		done []any
-		in   strings.Builder
-	)
 	for _, o := range outcomes {
-		switch {
-		case o.OutboxID == 0:
-		case o.Done:
-			done = append(done, o.OutboxID)
-			if in.Len() > 0 {
-				in.WriteByte(',')
+		if o.OutboxID != 0 {
+			var err error
+			if o.Done {
+				_, err = tx.exec(`DELETE FROM integration_outbox WHERE id = $1`, o.OutboxID)
+			} else {
+				_, err = tx.exec(`UPDATE integration_outbox SET attempts = attempts + 1, next_attempt_at = $2 WHERE id = $1`, o.OutboxID, Millis(o.RetryAt))
 			}
-			in.WriteString("$" + strconv.Itoa(len(done)))
-		default:
-			if _, err := tx.exec(`UPDATE integration_outbox SET attempts = attempts + 1, next_attempt_at = $2 WHERE id = $1`, o.OutboxID, Millis(o.RetryAt)); err != nil {
+			if err != nil {
 				return err
 			}
 		}
-	}
-	if len(done) > 0 {
-		if _, err := tx.exec(`DELETE FROM integration_outbox WHERE id IN (`+in.String()+`)`, done...); err != nil {
+		if err := tx.Q.InsertDeliveryAttempt(o.Log); err != nil {
 			return err
 		}
 	}
-	logs := make([]DeliveryAttempt, len(outcomes))
-	for i, o := range outcomes {
-		logs[i] = o.Log
-	}
-	return tx.Q.insertDeliveryAttempts(logs)
-}
-
-// insertDeliveryAttempts writes rows of the delivery log in one statement.
-func (q Q) insertDeliveryAttempts(rows []DeliveryAttempt) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	var (
-		b    strings.Builder
-		args []any
-	)
-	b.WriteString(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at) VALUES `)
-	for i, a := range rows {
-		var event any
-		if len(a.Event) > 0 {
-			event = string(a.Event)
-		}
-		details := "{}"
-		if len(a.Details) > 0 {
-			details = string(a.Details)
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for j, v := range []any{a.IntegrationID, a.DeliveryID, a.EventID, event, a.Attempt, a.State, a.StateDetails, details, Millis(a.CreatedAt)} {
-			args = append(args, v)
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString("$" + strconv.Itoa(len(args)))
-		}
-		b.WriteByte(')')
-	}
-	_, err := q.exec(b.String(), args...)
-	return err
+	return nil
 }
 
 // InsertDeliveryAttempt writes one row of the delivery log.
 func (q Q) InsertDeliveryAttempt(a DeliveryAttempt) error {
-	return q.insertDeliveryAttempts([]DeliveryAttempt{a})
+	var event any
+	if len(a.Event) > 0 {
+		event = string(a.Event)
+	}
+	details := "{}"
+	if len(a.Details) > 0 {
+		details = string(a.Details)
+	}
+	_, err := q.exec(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		a.IntegrationID, a.DeliveryID, a.EventID, event, a.Attempt, a.State, a.StateDetails, details, Millis(a.CreatedAt))
+	return err
 }
 
 // DropDeliveries removes an integration's outbox rows (when it was
