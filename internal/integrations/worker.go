@@ -332,7 +332,7 @@ func (s *Service) attempt(ctx context.Context, in store.Integration, params map[
 		details["retry"] = false
 	}
 	o.Log.Details, _ = json.Marshal(details)
-	if o.Log.State == StateFailed {
+	if o.Log.State == StateFailed && ctx.Err() == nil {
 		s.log.Warn("integrations: delivery failed", "integration", in.ID, "provider", in.Provider, "delivery", id,
 			"target", res.target, "status", res.status, "err", res.err, "retry", !o.Done)
 	}
