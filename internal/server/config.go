@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
+	"github.com/bunting-flags/bunting/internal/integrations"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/sso"
@@ -58,6 +59,8 @@ type Config struct {
 	Streaming StreamingConfig
 	// SSO holds single sign-on's options (OIDC_*, SECRETS_KEY).
 	SSO sso.Config
+	// Integrations holds the integrations' delivery settings.
+	Integrations integrations.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -67,13 +70,14 @@ type StreamingConfig = sdkapi.StreamingConfig
 func DefaultConfig() Config {
 	var c Config
 	c.Signals = signals.DefaultConfig()
+	c.Integrations = integrations.DefaultConfig()
 	config.Defaults(c.Options())
 	return c
 }
 
 // Options are the server's options, bound to c, in the order the README
 // shows them: its own, the connection limits, the streaming limits, the
-// signal limits, then single sign-on.
+// signal limits, single sign-on, then the integrations' settings.
 func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
@@ -95,7 +99,8 @@ func (c *Config) Options() []config.Option {
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	opts = append(opts, c.Streaming.Options()...)
 	opts = append(opts, c.Signals.Options()...)
-	return append(opts, c.SSO.Options()...)
+	opts = append(opts, c.SSO.Options()...)
+	return append(opts, c.Integrations.Options()...)
 }
 
 // LookupEnv reads one environment variable.
@@ -160,6 +165,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.SSO.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Integrations.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -9,7 +9,7 @@ import (
 
 // routes builds the whole HTTP surface with its middleware, one file per
 // surface package: adminapi (the admin API, with signal endpoints and
-// actions, and the flag search), sdkapi (the client and
+// actions, and the flag search), integrationsapi (the addon API), sdkapi (the client and
 // frontend APIs for SDKs), opsapi (health, metrics, API docs), and
 // accounts (sign-in, sessions, people).
 // Every route is one registration: pattern, surface (which principals it
@@ -22,6 +22,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.ops.Register(r)
 	s.admin.Register(r)
 	s.admin.RegisterSignals(r)
+	s.addons.Register(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.accounts.Register(r)

@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/integrations"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
+	"github.com/bunting-flags/bunting/internal/server/integrationsapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
@@ -45,6 +47,10 @@ type Server struct {
 	// sso runs single sign-on; ssoAPI serves it.
 	sso    *sso.Service
 	ssoAPI *ssoapi.API
+	// integrations configures and delivers the integrations; addons
+	// serves their API.
+	integrations *integrations.Service
+	addons       *integrationsapi.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -69,6 +75,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals)
+	if s.integrations, err = integrations.New(cfg.Integrations, st, log, cfg.BaseURL); err != nil {
+		return nil, err
+	}
+	s.addons = integrationsapi.New(s.integrations)
 	s.accounts = accounts.New(st, cfg.BasePath)
 	if s.sso, err = s.newSSO(); err != nil {
 		return nil, err
@@ -95,6 +105,7 @@ func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
 	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
+	defer s.runIntegrations(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
@@ -191,3 +202,12 @@ func (s *Server) newSSO() (*sso.Service, error) {
 // SSO returns the server's single sign-on service (the lead wires its
 // GroupSyncer; tests reach its HTTP client).
 func (s *Server) SSO() *sso.Service { return s.sso }
+
+// runIntegrations starts this instance's integration worker, which stops
+// when ctx ends, and returns a function that waits until it has stopped
+// (and given up its delivery lease).
+func (s *Server) runIntegrations(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.integrations.Run(ctx) }()
+	return func() { <-done }
+}

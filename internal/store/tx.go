@@ -75,6 +75,9 @@ type Tx struct {
 	at      int64
 	// credentialsChanged is set by events about tokens and users.
 	credentialsChanged bool
+	// bookkeeping marks a transaction of Record: it changes no
+	// configuration, needs no event and moves no Generation.
+	bookkeeping bool
 	// pending are a PostgreSQL transaction's events, written when its
 	// function has returned (writePending), so that the event lock is held
 	// only for those inserts and the commit.
@@ -121,6 +124,17 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
+// Record runs fn in a transaction for bookkeeping that is not a change of
+// configuration (the integrations' outbox and delivery log): it writes no
+// event and does not move Generation, so caches and change followers are
+// not woken. On SQLite it shares the group commit with changes.
+func (s *Store) Record(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.Tx(ctx, func(tx *Tx) error {
+		tx.bookkeeping = true
+		return fn(tx)
+	})
+}
+
 // tx is one attempt of Tx.
 func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.commits != nil {
@@ -146,7 +160,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
 // committed publishes what a committed transaction changed.
 func (s *Store) committed(tx *Tx) {
 	s.observeRevision(tx.maxID)
-	if tx.events > 0 || tx.changed {
+	if tx.events > 0 || (tx.changed && !tx.bookkeeping) {
 		s.bumpGeneration()
 	}
 	if tx.credentialsChanged {
@@ -166,7 +180,7 @@ func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if tx.changed && tx.events == 0 {
+	if tx.changed && tx.events == 0 && !tx.bookkeeping {
 		return ErrChangeWithoutEvent
 	}
 	return tx.writePending()

@@ -29,6 +29,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
 	h.signalRoutes()
+	h.integrationRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {

@@ -84,6 +84,7 @@ func New(o Options) (*Handler, error) {
 		},
 	}
 	maps.Copy(funcs, editorFuncs)
+	maps.Copy(funcs, integrationFuncs)
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, err

@@ -212,15 +212,20 @@
     return template.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent((form.elements[k] || {}).value || ""));
   }
 
+  function getPath(obj, path) {
+    return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+  }
+
   function then(where, r, form) {
     if (!where) return;
     if (where === "reload") { location.reload(); return; }
     if (where === "show-secret") {
       const box = form.querySelector("[data-secret]");
       box.hidden = false;
-      box.querySelector("output").textContent = r.data[box.dataset.secret || "secret"];
+      box.querySelector("output").textContent = getPath(r.data, box.dataset.secret || "secret");
       return;
     }
+    if (where.startsWith("toast:")) { toast(getPath(r.data, where.slice(6))); return; }
     location.href = form ? fill(where, form) : where;
   }
 
