@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
@@ -92,7 +93,8 @@ func (s *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := s.store.LatestEventID(ctx); err != nil && ctx.Err() == nil {
+			// Storage trouble is logged by the store, once, not at each poll.
+			if _, err := s.store.LatestEventID(ctx); err != nil && ctx.Err() == nil && !apierr.IsDatabase(err) {
 				s.log.Warn("revision poll failed", "err", err)
 			}
 		}
