@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,12 +27,30 @@ import (
 // anywhere stops working here as soon as the change is seen. While the
 // database cannot be reached the copy is kept; a token created or revoked
 // meanwhile takes effect once it is back.
+//
+// Each request needs the SHA-256 of its secret, which costs more than the
+// rest of authenticating; sums remembers it for the secrets of tokens it
+// found, by a keyed hash of the secret (a seed no client knows), compared
+// in constant time.
 type apiTokenTable struct {
 	store *store.Store
 	now   func() time.Time
 	mu    sync.Mutex // held while loading
 	cur   atomic.Pointer[apiTokenSet]
+
+	seed   maphash.Seed
+	sumsMu sync.Mutex
+	sums   map[uint64]secretSum
 }
+
+// secretSum is a secret and its SHA-256.
+type secretSum struct {
+	secret string
+	sum    [sha256.Size]byte
+}
+
+// maxSums bounds sums; it starts again empty when full.
+const maxSums = 10000
 
 // apiTokenSet is the table at one generation.
 type apiTokenSet struct {
@@ -44,7 +64,7 @@ type apiToken struct {
 }
 
 func newAPITokenTable(st *store.Store, now func() time.Time) *apiTokenTable {
-	return &apiTokenTable{store: st, now: now}
+	return &apiTokenTable{store: st, now: now, seed: maphash.MakeSeed(), sums: map[uint64]secretSum{}}
 }
 
 // resolve returns the principal of an API token's secret, or nil for an
@@ -54,9 +74,27 @@ func (t *apiTokenTable) resolve(ctx context.Context, secret string) (*domain.Pri
 	if err != nil {
 		return nil, err
 	}
-	tok, ok := set.byHash[sha256.Sum256([]byte(secret))]
+	key := maphash.String(t.seed, secret)
+	t.sumsMu.Lock()
+	known, remembered := t.sums[key]
+	t.sumsMu.Unlock()
+	var sum [sha256.Size]byte
+	if remembered && domain.SecretsEqual(known.secret, secret) {
+		sum = known.sum
+	} else {
+		sum, remembered = sha256.Sum256([]byte(secret)), false
+	}
+	tok, ok := set.byHash[sum]
 	if !ok || (!tok.expires.IsZero() && tok.expires.Before(t.now())) {
 		return nil, nil
+	}
+	if !remembered {
+		t.sumsMu.Lock()
+		if len(t.sums) >= maxSums {
+			clear(t.sums)
+		}
+		t.sums[key] = secretSum{secret: strings.Clone(secret), sum: sum}
+		t.sumsMu.Unlock()
 	}
 	return tok.p, nil
 }
