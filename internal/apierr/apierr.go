@@ -5,6 +5,7 @@
 package apierr
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,12 @@ const (
 	KindUnavailable
 	KindNotImplemented
 	KindPreconditionFailed
+	// The storage kinds: the database, not the request, is the trouble, so
+	// an operator can tell them from a bug and a client may retry.
+	KindDatabaseUnavailable
+	KindDatabaseReadOnly
+	KindDatabaseBusy
+	KindDatabaseFull
 )
 
 var kindInfo = map[Kind]struct {
@@ -55,6 +62,19 @@ var kindInfo = map[Kind]struct {
 	KindUnavailable:          {http.StatusServiceUnavailable, "ServiceUnavailableError"},
 	KindNotImplemented:       {http.StatusNotImplemented, "NotImplementedError"},
 	KindPreconditionFailed:   {http.StatusPreconditionFailed, "PreconditionFailedError"},
+	KindDatabaseUnavailable:  {http.StatusServiceUnavailable, "DatabaseUnavailable"},
+	KindDatabaseReadOnly:     {http.StatusServiceUnavailable, "DatabaseReadOnly"},
+	KindDatabaseBusy:         {http.StatusServiceUnavailable, "DatabaseBusy"},
+	KindDatabaseFull:         {http.StatusInsufficientStorage, "DatabaseFull"},
+}
+
+// kindRetryAfter is the Retry-After, in seconds, sent with every error of
+// a kind (others send one only when the error sets its own).
+var kindRetryAfter = map[Kind]int{
+	KindDatabaseUnavailable: 2,
+	KindDatabaseReadOnly:    10,
+	KindDatabaseBusy:        1,
+	KindDatabaseFull:        30,
 }
 
 // Error is a domain error with a kind and a message for the caller.
@@ -159,6 +179,21 @@ func PreconditionFailed(format string, args ...any) *Error {
 	return newf(KindPreconditionFailed, format, args...)
 }
 
+// Database reports storage trouble of kind k (KindDatabaseUnavailable,
+// KindDatabaseReadOnly, KindDatabaseBusy or KindDatabaseFull); message
+// names the cause for the caller, err is the driver's error, which is
+// logged, never sent.
+func Database(k Kind, err error, message string) *Error {
+	return &Error{Kind: k, Message: message, Err: err}
+}
+
+// IsDatabase reports whether err is storage trouble (any of the
+// KindDatabase… kinds).
+func IsDatabase(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind >= KindDatabaseUnavailable && e.Kind <= KindDatabaseFull
+}
+
 // Internal wraps an unexpected failure. The cause is logged; the caller
 // only sees a generic message and the error id.
 func Internal(err error) *Error {
@@ -194,7 +229,9 @@ func From(err error) *Error {
 
 // Write sends err as the Unleash error body with its status. Internal
 // errors are logged with the same id that the body carries, so a report
-// can be matched to its log line.
+// can be matched to its log line. Storage errors are not: the store logs
+// when the database gets into trouble and out of it, once each, where a
+// line per refused request would flood the log during an outage.
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e := From(err)
 	body := Body{ID: uuid.NewString(), Name: e.ErrorName(), Message: e.Message}
@@ -204,8 +241,8 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	if ra := cmp.Or(e.RetryAfter, kindRetryAfter[e.Kind]); ra > 0 {
+		h.Set("Retry-After", strconv.Itoa(ra))
 	}
 	w.WriteHeader(e.Status())
 	_ = json.NewEncoder(w).Encode(body)

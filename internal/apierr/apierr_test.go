@@ -154,3 +154,38 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("nil logger: %d", rec.Code)
 	}
 }
+
+// The storage kinds have their own statuses and names, a Retry-After each,
+// a message for the caller that holds no cause, and IsDatabase tells them
+// from every other kind.
+func TestDatabaseKinds(t *testing.T) {
+	cause := errors.New(`FATAL: database "secret_db" is not currently accepting connections`)
+	cases := []struct {
+		kind        apierr.Kind
+		status      int
+		name, retry string
+	}{
+		{apierr.KindDatabaseUnavailable, 503, "DatabaseUnavailable", "2"},
+		{apierr.KindDatabaseReadOnly, 503, "DatabaseReadOnly", "10"},
+		{apierr.KindDatabaseBusy, 503, "DatabaseBusy", "1"},
+		{apierr.KindDatabaseFull, 507, "DatabaseFull", "30"},
+	}
+	for _, c := range cases {
+		e := apierr.Database(c.kind, cause, "the database is in trouble")
+		rec, body, logs := write(t, fmt.Errorf("wrapped: %w", e), "/api/admin/x")
+		if rec.Code != c.status || body.Name != c.name || body.Message != "the database is in trouble" || rec.Header().Get("Retry-After") != c.retry {
+			t.Fatalf("%s: %d %+v Retry-After %q", c.name, rec.Code, body, rec.Header().Get("Retry-After"))
+		}
+		if strings.Contains(rec.Body.String(), "secret_db") || logs != "" {
+			t.Fatalf("%s: the cause reached the body or a log line per request: %s %q", c.name, rec.Body.String(), logs)
+		}
+		if !apierr.IsDatabase(e) || !errors.Is(e, cause) {
+			t.Fatalf("%s: IsDatabase or the cause lost", c.name)
+		}
+	}
+	for _, e := range []error{apierr.Unavailable("proxy not ready"), apierr.Internal(cause), apierr.RateLimited(1, "x"), cause} {
+		if apierr.IsDatabase(e) {
+			t.Fatalf("IsDatabase(%v)", e)
+		}
+	}
+}

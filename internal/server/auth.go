@@ -107,19 +107,23 @@ func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) s
 	return domain.PrincipalFrom(r.Context()).Require(perm, r.PathValue("projectId"), env)
 }
 
-// tokenCache resolves secrets to principals, caching both hits and misses
-// until this instance changes a credential (store.CredentialRevision) or
-// the entry is older than tokenCacheTTL (which bounds how long a token
-// deleted through another instance keeps working here). Entries are found
-// by a keyed hash of the secret (a seed no client knows) and then compared
-// in constant time, so a cached request does not pay for SHA-256, which only
-// the store lookup needs.
+// tokenCache resolves secrets to principals. API tokens (admin, client,
+// frontend) come from an in-memory copy of their table (apiTokens), which
+// keeps the SDK APIs answering while the database is away. Personal and
+// service-account tokens are looked up in the store, caching both hits and
+// misses until this instance changes a credential
+// (store.CredentialRevision) or the entry is older than tokenCacheTTL
+// (which bounds how long a token deleted through another instance keeps
+// working here). Entries are found by a keyed hash of the secret (a seed
+// no client knows) and then compared in constant time, so a cached request
+// does not pay for SHA-256, which only the store lookup needs.
 type tokenCache struct {
-	store *store.Store
-	seed  maphash.Seed
-	mu    sync.Mutex
-	byKey map[uint64]tokenCacheEntry
-	now   func() time.Time
+	store     *store.Store
+	apiTokens *apiTokenTable
+	seed      maphash.Seed
+	mu        sync.Mutex
+	byKey     map[uint64]tokenCacheEntry
+	now       func() time.Time
 }
 
 type tokenCacheEntry struct {
@@ -132,10 +136,13 @@ type tokenCacheEntry struct {
 const tokenCacheTTL = 5 * time.Second
 
 func newTokenCache(st *store.Store) *tokenCache {
-	return &tokenCache{store: st, seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
+	return &tokenCache{store: st, apiTokens: newAPITokenTable(st, time.Now), seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
 }
 
 func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Principal, error) {
+	if !strings.HasPrefix(secret, "user:") {
+		return c.apiTokens.resolve(ctx, secret)
+	}
 	key := maphash.String(c.seed, secret)
 	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()
@@ -144,7 +151,7 @@ func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Princi
 	if ok && e.revision == rev && now.Sub(e.at) < tokenCacheTTL && domain.SecretsEqual(e.secret, secret) {
 		return e.p, nil
 	}
-	p, err := c.load(ctx, secret, store.HashSecret(secret))
+	p, err := c.load(ctx, store.HashSecret(secret))
 	if err != nil {
 		return nil, err
 	}
@@ -157,36 +164,31 @@ func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Princi
 	return p, nil
 }
 
-func (c *tokenCache) load(ctx context.Context, secret, hash string) (*domain.Principal, error) {
+func (c *tokenCache) load(ctx context.Context, hash string) (*domain.Principal, error) {
 	q := c.store.Q(ctx)
-	if strings.HasPrefix(secret, "user:") {
-		u, expires, err := q.UserByTokenHash(hash)
-		if apierr.IsKind(err, apierr.KindNotFound) || (err == nil && expires != nil && expires.Before(c.now())) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		name := "user"
-		switch {
-		case u.Email != nil:
-			name = *u.Email
-		case u.Username != nil:
-			name = *u.Username
-		}
-		id := u.ID
-		return &domain.Principal{Kind: domain.KindUser, Name: name, UserID: &id, RootRole: u.RootRole, User: &u}, nil
-	}
-	t, err := q.APITokenByHash(hash)
-	if apierr.IsKind(err, apierr.KindNotFound) || (err == nil && t.ExpiresAt != nil && t.ExpiresAt.Before(c.now())) {
+	u, expires, err := q.UserByTokenHash(hash)
+	if apierr.IsKind(err, apierr.KindNotFound) || (err == nil && expires != nil && expires.Before(c.now())) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	name := "user"
+	switch {
+	case u.Email != nil:
+		name = *u.Email
+	case u.Username != nil:
+		name = *u.Username
+	}
+	id := u.ID
+	return &domain.Principal{Kind: domain.KindUser, Name: name, UserID: &id, RootRole: u.RootRole, User: &u}, nil
+}
+
+// apiTokenPrincipal is who an API token acts as.
+func apiTokenPrincipal(t store.APIToken) *domain.Principal {
 	p := &domain.Principal{Kind: t.Type, Name: t.TokenName, Projects: t.Projects, Environment: t.Environment}
 	if t.Type == domain.KindAdminToken {
 		p.RootRole, p.UserID = domain.RoleAdmin, &adminTokenUserID
 	}
-	return p, nil
+	return p
 }

@@ -47,13 +47,7 @@ func BenchmarkToggle(b *testing.B) {
 // (full response and 304) to a baseline server returning the same bytes.
 func BenchmarkClientFeatures(b *testing.B) {
 	h := servertest.Start(b, servertest.NewSQLite(b))
-	for i := range 1000 {
-		name := "flag-" + strconv.Itoa(i)
-		h.Do(b, "POST", featuresURL, h.AdminToken, map[string]any{"name": name}).Want(b, 201)
-		h.Do(b, "POST", envPath(name, "development")+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout",
-			"parameters":  map[string]any{"rollout": "50"},
-			"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"a", "b"}}}}).Want(b, 200)
-	}
+	seedBenchFlags(b, h, 1000)
 	full := h.Do(b, "GET", "/api/client/features", h.ClientToken, nil).Want(b, 200)
 	etag := full.Header.Get("ETag")
 	baseline := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,5 +95,17 @@ func BenchmarkClientFeatures(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// seedBenchFlags creates n flags, each with a rollout strategy with a
+// constraint in development.
+func seedBenchFlags(b *testing.B, h *servertest.Harness, n int) {
+	for i := range n {
+		name := "flag-" + strconv.Itoa(i)
+		h.Do(b, "POST", featuresURL, h.AdminToken, map[string]any{"name": name}).Want(b, 201)
+		h.Do(b, "POST", envPath(name, "development")+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout",
+			"parameters":  map[string]any{"rollout": "50"},
+			"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"a", "b"}}}}).Want(b, 200)
 	}
 }

@@ -110,7 +110,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 			}
 			level := slog.LevelDebug
-			if sw.status >= 500 {
+			switch {
+			case sw.status == http.StatusServiceUnavailable || sw.status == http.StatusInsufficientStorage:
+				level = slog.LevelWarn // the database's trouble, logged by the store, not a bug
+			case sw.status >= 500:
 				level = slog.LevelError
 			}
 			if s.log.Enabled(r.Context(), level) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/integrations"
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/integrationsapi"
@@ -113,7 +114,8 @@ func (s *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := s.store.LatestEventID(ctx); err != nil && ctx.Err() == nil {
+			// Storage trouble is logged by the store, once, not at each poll.
+			if _, err := s.store.LatestEventID(ctx); err != nil && ctx.Err() == nil && !apierr.IsDatabase(err) {
 				s.log.Warn("revision poll failed", "err", err)
 			}
 		}

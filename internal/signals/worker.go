@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -42,7 +43,8 @@ func (s *Service) Run(ctx context.Context) {
 		case <-s.wake:
 		case <-t.C:
 		}
-		if err := s.processPending(ctx); err != nil && ctx.Err() == nil {
+		// Storage trouble is logged by the store, once, not at each poll.
+		if err := s.processPending(ctx); err != nil && ctx.Err() == nil && !apierr.IsDatabase(err) {
 			s.log.Warn("signal processing failed", "err", err)
 		}
 		if time.Since(lastPrune) > time.Minute {

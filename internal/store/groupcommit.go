@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
 )
 
 // groupCommit runs SQLite's write transactions. SQLite has one writer at a
@@ -36,8 +37,11 @@ type pendingTx struct {
 
 // Bounds of a group and of the wait for one.
 const (
-	maxGroup     = 64
-	groupTimeout = 10 * time.Second // as busy_timeout does inside SQLite
+	maxGroup = 64
+	// groupTimeout bounds the wait behind this server's other changes
+	// (a large import can take seconds); then the change fails with
+	// DatabaseBusy.
+	groupTimeout = 10 * time.Second
 )
 
 // run queues fn and returns its result once its group has committed (or
@@ -68,7 +72,7 @@ func (g *groupCommit) run(ctx context.Context, fn func(tx *Tx) error) error {
 			return <-p.done // its group is being written
 		case <-timer.C:
 			if g.withdraw(p) {
-				return g.s.translate(errors.New("store: timed out waiting for the SQLite writer"))
+				return g.s.translate(errWriterTimeout)
 			}
 			return <-p.done
 		}
@@ -118,6 +122,12 @@ func (g *groupCommit) write(group []*pendingTx) {
 		if results[i] = s.runTx(tx, p.fn); results[i] != nil {
 			if _, err := sqlTx.Exec(`ROLLBACK TO member`); err != nil {
 				_ = sqlTx.Rollback()
+				// After a full disk or an I/O error SQLite may have rolled
+				// the whole transaction back itself (so the savepoint is
+				// gone): the group fails with that error, which says why.
+				if apierr.IsDatabase(results[i]) {
+					err = results[i]
+				}
 				fail(s.translate(err))
 				return
 			}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -73,7 +74,11 @@ func (s *Store) Listen(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("listening for changes failed; retrying", "err", err, "in", pause)
+		level := slog.LevelWarn
+		if s.Unavailable() != nil {
+			level = slog.LevelDebug // the store said so when it went down
+		}
+		s.log.Log(ctx, level, "listening for changes failed; retrying", "err", err, "in", pause)
 		select {
 		case <-ctx.Done():
 			return

@@ -61,6 +61,10 @@ type Dialect struct {
 	// isRetryable reports a transaction aborted by a deadlock or a
 	// serialization conflict, which succeeds when run again.
 	isRetryable func(error) bool
+	// storage names storage trouble (storage.go); lostConnection reports
+	// an established connection that broke.
+	storage        func(error) *apierr.Error
+	lostConnection func(error) bool
 }
 
 var (
@@ -74,7 +78,9 @@ var (
 			var e *sqlite.Error
 			return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 		},
-		isRetryable: func(error) bool { return false }, // one writer at a time (groupCommit)
+		isRetryable:    func(error) bool { return false }, // one writer at a time (groupCommit)
+		storage:        sqliteStorageError,
+		lostConnection: func(error) bool { return false },
 	}
 	postgresDialect = Dialect{
 		Name: "postgres", goose: goose.DialectPostgres, dir: "migrations/postgres",
@@ -90,6 +96,8 @@ var (
 			var e *pgconn.PgError
 			return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 		},
+		storage:        postgresStorageError,
+		lostConnection: postgresLostConnection,
 	}
 )
 
@@ -124,6 +132,14 @@ type Store struct {
 	changes   chan struct{}
 	// url is the PostgreSQL URL, for the LISTEN connection (notify.go).
 	url string
+	// down is set while the database cannot be reached, writeTrouble
+	// while writes are refused for a full disk or a read-only database
+	// (storage.go); closed ends the probe of a store that is down.
+	down, writeTrouble atomic.Pointer[apierr.Error]
+	closed             chan struct{}
+	closeOnce          sync.Once
+	// maxConns is the pool's size (open and idle connections).
+	maxConns int
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -149,11 +165,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db      *sql.DB
 		dialect Dialect
 		err     error
+		dbURL   = cfg.URL
 	)
 	switch {
 	case IsPostgresURL(cfg.URL):
 		dialect = postgresDialect
-		db, err = openPostgres(ctx, cfg.URL, log)
+		dbURL = withConnectTimeout(cfg.URL)
+		db, err = openPostgres(ctx, dbURL, log)
 	case cfg.URL != "":
 		return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL (got scheme %q); leave it empty for SQLite", schemeOf(cfg.URL))
 	default:
@@ -163,7 +181,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, dialect: dialect, log: log, now: time.Now, changes: make(chan struct{}), url: cfg.URL}
+	s := &Store{db: db, dialect: dialect, log: log, now: time.Now, changes: make(chan struct{}), url: dbURL,
+		closed: make(chan struct{}), maxConns: db.Stats().MaxOpenConnections}
 	if dialect.Name == "sqlite" {
 		s.commits = &groupCommit{s: s, slot: make(chan struct{}, 1)}
 	}
@@ -180,6 +199,19 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// withConnectTimeout adds connect_timeout to a PostgreSQL URL that does not
+// set one (postgresConnectTimeout).
+func withConnectTimeout(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Query().Has("connect_timeout") {
+		return rawURL // pgx reports a URL it cannot parse
+	}
+	q := u.Query()
+	q.Set("connect_timeout", postgresConnectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func schemeOf(u string) string {
@@ -240,7 +272,7 @@ func openSQLite(path string) (*sql.DB, error) {
 	// synchronous(FULL): in WAL mode every commit syncs the log before it
 	// returns, so an acknowledged change survives an OS crash or a power
 	// cut (NORMAL only survives a crash of this process).
-	dsn := "file:" + sqliteURIPath.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	dsn := "file:" + sqliteURIPath.Replace(path) + "?_pragma=busy_timeout(" + sqliteBusyTimeout + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -279,7 +311,10 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.db.Close()
+}
 
 // Dialect returns the database dialect.
 func (s *Store) Dialect() Dialect { return s.dialect }
@@ -316,23 +351,39 @@ const recentWindow = 1000
 // LatestEventID reads the highest event id from the database (a cheap
 // primary-key lookup), raises Revision to it, and advances Generation when
 // anything changed since the last look.
+//
+// A connection found broken (the database restarted) is replaced and the
+// read tried again once: it is what the probe of a store that lost its
+// database and Ready ask first.
 func (s *Store) LatestEventID(ctx context.Context) (int64, error) {
-	var id sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
-		return 0, s.translate(err)
+	id, recent, err := s.latestEvents(ctx)
+	if err != nil && s.dialect.lostConnection(err) {
+		id, recent, err = s.latestEvents(ctx)
 	}
-	var recent int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE id > $1`, id.Int64-recentWindow).Scan(&recent); err != nil {
-		return 0, s.translate(err)
+	if err != nil {
+		return 0, err
 	}
-	s.observeRevision(id.Int64)
+	s.observeRevision(id)
 	s.fingerprintMu.Lock()
-	if fp := [2]int64{id.Int64, recent}; fp != s.fingerprint {
+	if fp := [2]int64{id, recent}; fp != s.fingerprint {
 		s.fingerprint = fp
 		s.bumpGeneration()
 	}
 	s.fingerprintMu.Unlock()
-	return id.Int64, nil
+	return id, nil
+}
+
+// latestEvents reads the highest event id and how many of the newest
+// recentWindow ids are taken.
+func (s *Store) latestEvents(ctx context.Context) (id, recent int64, err error) {
+	var maxID sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&maxID); err != nil {
+		return 0, 0, s.translate(err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE id > $1`, maxID.Int64-recentWindow).Scan(&recent); err != nil {
+		return 0, 0, s.translate(err)
+	}
+	return maxID.Int64, recent, nil
 }
 
 // translate turns driver errors into domain errors.
@@ -350,6 +401,9 @@ func (s *Store) translate(err error) error {
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return err
+	}
+	if e := s.storageError(err); e != nil {
+		return e
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

@@ -46,6 +46,9 @@ func (q Q) exec(query string, args ...any) (int64, error) {
 	if q.tx != nil && n > 0 {
 		q.tx.changed = true
 	}
+	if q.tx == nil {
+		q.s.wrote()
+	}
 	return n, nil
 }
 
@@ -106,13 +109,21 @@ const txAttempts = 4
 //
 // When PostgreSQL aborts the transaction to break a deadlock (concurrent
 // changes that lock the same rows in different orders, such as deleting a
-// strategy while its environment is removed from the project), Tx runs fn
-// again in a new transaction, up to txAttempts times in all: fn must have no
-// effect outside tx.
+// strategy while its environment is removed from the project), or its
+// connection broke before the commit (the database restarted, or ended
+// idle sessions), Tx runs fn again in a new transaction, up to txAttempts
+// times in all: fn must have no effect outside tx. A connection that broke
+// during the commit is not retried: the change may have been saved.
+//
+// While the database cannot be reached (Unavailable), Tx fails at once.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := s.Unavailable(); err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.tx(ctx, fn)
-		if err == nil || attempt == txAttempts || !s.dialect.isRetryable(err) {
+		committing, err := s.tx(ctx, fn)
+		retry := s.dialect.isRetryable(err) || (!committing && s.dialect.lostConnection(err))
+		if err == nil || attempt == txAttempts || !retry {
 			return err
 		}
 		s.log.Debug("transaction retried", "attempt", attempt, "err", err)
@@ -135,30 +146,36 @@ func (s *Store) Record(ctx context.Context, fn func(tx *Tx) error) error {
 	})
 }
 
-// tx is one attempt of Tx.
-func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) error {
+// tx is one attempt of Tx; committing is set when the error came from
+// the commit itself.
+func (s *Store) tx(ctx context.Context, fn func(tx *Tx) error) (committing bool, err error) {
 	if s.commits != nil {
-		return s.commits.run(ctx, fn)
+		return false, s.commits.run(ctx, fn)
 	}
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return s.translate(err)
+		return false, s.translate(err)
 	}
 	tx := &Tx{sqlTx: sqlTx, at: Millis(s.now())}
 	tx.Q = Q{ctx: ctx, q: sqlTx, s: s, tx: tx}
 	if err := s.runTx(tx, fn); err != nil {
 		_ = sqlTx.Rollback()
-		return err
+		return false, err
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return s.translate(err)
+		if s.dialect.lostConnection(err) {
+			s.dropIdleConnections()
+			return true, unavailable(err, "the connection to the database broke while the change was being committed, so it may or may not have been saved")
+		}
+		return true, s.translate(err)
 	}
 	s.committed(tx)
-	return nil
+	return false, nil
 }
 
 // committed publishes what a committed transaction changed.
 func (s *Store) committed(tx *Tx) {
+	s.wrote()
 	s.observeRevision(tx.maxID)
 	if tx.events > 0 || (tx.changed && !tx.bookkeeping) {
 		s.bumpGeneration()

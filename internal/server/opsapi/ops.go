@@ -69,8 +69,19 @@ func (o *Ops) countLiveFeatures() int {
 	return n
 }
 
-// health answers that this instance is up.
+// health answers that this instance is up and serving: it answers 200
+// while the database is away too, since SDKs are then served from memory.
 func (o *Ops) health(w http.ResponseWriter, r *http.Request) error {
+	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
+}
+
+// ready answers whether changes can be saved now (store.Ready): 200, or
+// the named storage error (503 DatabaseUnavailable or DatabaseReadOnly,
+// 507 DatabaseFull) with Retry-After.
+func (o *Ops) ready(w http.ResponseWriter, r *http.Request) error {
+	if err := o.store.Ready(r.Context()); err != nil {
+		return err
+	}
 	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
 }
 

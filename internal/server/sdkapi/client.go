@@ -68,15 +68,19 @@ func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
 	return c.snapshotCtx(r.Context())
 }
 
-// snapshotCtx is snapshot outside a request.
+// snapshotCtx is snapshot outside a request. While the database is
+// unavailable the last snapshot is kept: SDKs get the flags as they were.
 func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && c.snap.generation == c.s.store.Generation() {
+	if c.snap != nil && (c.snap.generation == c.s.store.Generation() || c.s.store.Unavailable() != nil) {
 		return c.snap, nil
 	}
 	data, err := c.s.store.ClientData(c.s.store.Q(ctx))
 	if err != nil {
+		if c.snap != nil && apierr.IsKind(err, apierr.KindDatabaseUnavailable) {
+			return c.snap, nil
+		}
 		return nil, err
 	}
 	c.snap = buildClientSnapshot(data)
