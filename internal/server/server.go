@@ -63,6 +63,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals)
+	s.admin.SetInstance(adminapi.Instance{BaseURL: cfg.BaseURL, BasePath: cfg.BasePath})
 	s.accounts = accounts.New(st, cfg.BasePath)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
