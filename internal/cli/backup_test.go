@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -331,5 +332,26 @@ func TestBackupRestoreRefusals(t *testing.T) {
 	}
 	if code, _, errOut := runCommand(t, map[string]string{"DATABASE_PATH": db}, "restore", "-from", existing); code == 0 || !strings.Contains(errOut, "not an SQLite database") {
 		t.Errorf("restore of a file that is not a database: %d %s", code, errOut)
+	}
+
+	// A backup a newer Bunting wrote is refused before anything changes.
+	newer := filepath.Join(dir, "newer.backup")
+	if code, _, errOut := runCommand(t, map[string]string{"DATABASE_PATH": db}, "backup", "-to", newer); code != 0 {
+		t.Fatalf("backup: %s", errOut)
+	}
+	sqldb, err := sql.Open("sqlite", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqldb.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)`); err != nil {
+		t.Fatal(err)
+	}
+	sqldb.Close()
+	before, _ := os.ReadFile(db)
+	if code, _, errOut := runCommand(t, map[string]string{"DATABASE_PATH": db}, "restore", "-from", newer); code == 0 || !strings.Contains(errOut, "newer Bunting") || !strings.Contains(errOut, "99999") {
+		t.Errorf("restore of a newer backup: %d %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(db); !bytes.Equal(before, after) {
+		t.Errorf("the refused restore changed the database")
 	}
 }
