@@ -8,6 +8,23 @@ GO            ?= go
 FUZZTIME      ?= 10s
 FUZZ_HTTP_N   ?= 60000
 
+# What `bunting version` and /api/admin/ui-config report, stamped by the
+# linker (internal/buildinfo).
+VERSION    ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo dev)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/bunting-flags/bunting/internal/buildinfo
+LDFLAGS    := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
+
+# The container image (docs/deployment.md#container-image): built with
+# docker when a Docker daemon answers, else podman, else buildah.
+IMAGE         ?= bunting:$(subst +,-,$(VERSION))
+IMAGE_ARCHIVE ?= build/bunting-image.tar
+IMAGE_STAGE   ?= build/image
+IMAGE_ENGINE  ?= $(shell if docker info >/dev/null 2>&1; then echo docker; \
+                   elif command -v podman >/dev/null 2>&1; then echo podman; \
+                   elif command -v buildah >/dev/null 2>&1; then echo buildah; fi)
+
 # Tests that need fixtures or PostgreSQL fail instead of skipping when this is set.
 export BUNTING_REQUIRE_FIXTURES := 1
 export BUNTING_NODE_MODULES := $(abspath $(NODE_DIR)/node_modules)
@@ -21,8 +38,56 @@ run: ## Run the server (SQLite under ./data) and the proxy in one process
 	$(GO) run ./cmd/bunting
 
 .PHONY: build
-build: ## Build the bunting binary into ./bin
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bunting ./cmd/bunting
+build: ## Build the bunting binary into ./bin, stamped with its version, commit and date
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/bunting ./cmd/bunting
+
+# podman from Debian when nothing can build images (as root or with
+# password-less sudo), as browser-deps does for chromium.
+.PHONY: image-deps
+image-deps: ## Install podman when there is neither a Docker daemon nor podman or buildah
+	@if [ -z "$(IMAGE_ENGINE)" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
+	  echo "installing Debian's podman to build the container image…"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman >/dev/null || \
+	  { echo "could not install podman: install docker or podman (apt-get install podman) to build the image"; exit 1; }; \
+	fi
+
+# The image's files, staged for the Dockerfile: the static binary, the
+# host's CA bundle, the account files and the empty data directory.
+.PHONY: image-rootfs
+image-rootfs:
+	@test -s /etc/ssl/certs/ca-certificates.crt || { echo "no /etc/ssl/certs/ca-certificates.crt: apt-get install ca-certificates"; exit 1; }
+	rm -rf $(IMAGE_STAGE)/rootfs $(IMAGE_STAGE)/data
+	mkdir -p $(IMAGE_STAGE)/rootfs/usr/local/bin $(IMAGE_STAGE)/rootfs/etc/ssl/certs $(IMAGE_STAGE)/rootfs/tmp $(IMAGE_STAGE)/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_STAGE)/rootfs/usr/local/bin/bunting ./cmd/bunting
+	install -m 0644 /etc/ssl/certs/ca-certificates.crt $(IMAGE_STAGE)/rootfs/etc/ssl/certs/ca-certificates.crt
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nbunting:x:65532:65532:Bunting:/data:/sbin/nologin\n' > $(IMAGE_STAGE)/rootfs/etc/passwd
+	printf 'root:x:0:\nbunting:x:65532:\n' > $(IMAGE_STAGE)/rootfs/etc/group
+	chmod 0644 $(IMAGE_STAGE)/rootfs/etc/passwd $(IMAGE_STAGE)/rootfs/etc/group
+	chmod 0755 $(IMAGE_STAGE)/rootfs/usr/local/bin/bunting
+	chmod 1777 $(IMAGE_STAGE)/rootfs/tmp
+	chmod 0755 $(IMAGE_STAGE)/data
+
+.PHONY: image
+image: image-deps image-rootfs ## Build the container image $(IMAGE) (docker, else podman or buildah)
+	$(eval ENGINE := $(or $(IMAGE_ENGINE),$(shell command -v podman >/dev/null 2>&1 && echo podman)))
+	@test -n "$(ENGINE)" || { echo "neither docker, podman nor buildah can build the image"; exit 1; }
+	$(ENGINE) $(if $(filter buildah,$(ENGINE)),bud,build) $(if $(filter podman,$(ENGINE)),--layers=false) -f Dockerfile -t $(IMAGE) \
+	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(COMMIT) --build-arg CREATED=$(BUILD_DATE) $(IMAGE_STAGE)
+	@echo "built $(IMAGE) with $(ENGINE)"
+
+.PHONY: image-save
+image-save: image ## Save the image as an archive ($(IMAGE_ARCHIVE)): OCI layout from podman and buildah, docker's from docker
+	$(eval ENGINE := $(or $(IMAGE_ENGINE),podman))
+	@mkdir -p $(dir $(IMAGE_ARCHIVE)); rm -f $(IMAGE_ARCHIVE)
+	$(if $(filter docker,$(ENGINE)),docker save -o $(IMAGE_ARCHIVE) $(IMAGE), \
+	  $(if $(filter buildah,$(ENGINE)),buildah push $(IMAGE) oci-archive:$(IMAGE_ARCHIVE), \
+	    podman save --format oci-archive -o $(IMAGE_ARCHIVE) $(IMAGE)))
+
+.PHONY: image-engine
+image-engine:
+	@echo $(IMAGE_ENGINE)
 
 # node_modules is reinstalled when the lock file's content changes (a hash
 # stamp, not mtimes: checkouts and worktrees touch files freely).
@@ -48,6 +113,7 @@ browser-deps: ## Install Debian's chromium for the e2e tests when it is missing
 
 .PHONY: test
 test: node-deps browser-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
+	@$(MAKE) -s image-deps || echo "the image test will skip: nothing here can build container images"
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -v -run='^TestClientSpecification$$' ./engine
 	$(GO) test -count=1 -race -timeout 20m ./engine/...
@@ -58,6 +124,7 @@ test: node-deps browser-deps lint ## Run everything CI runs (needs TEST_POSTGRES
 	cd loadtest && $(GO) test -count=1 -timeout 5m ./...
 	cd e2e && $(GO) test -count=1 -timeout 5m ./...
 	cd compat && BUNTING_COMPAT=1 $(GO) test -count=1 -timeout 15m ./...
+	cd deploy && $(GO) test -count=1 -timeout 10m ./...
 
 .PHONY: compat
 compat: node-deps ## Run only the compatibility tests with the real Unleash server, SDKs and Node proxy
@@ -105,3 +172,4 @@ lint: ## gofmt and go vet, over every module
 	cd bench/server && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
 	cd compat && $(GO) vet ./...
+	cd deploy && $(GO) vet ./...

@@ -7,16 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
+
+	"github.com/bunting-flags/bunting/internal/buildinfo"
 )
 
 // LookupEnv reads an environment variable; os.LookupEnv in production, a map
 // in tests.
 type LookupEnv func(string) (string, bool)
-
-// Version is the release version, set at build time with
-// -ldflags "-X github.com/bunting-flags/bunting/internal/cli.Version=v1.2.3".
-var Version = ""
 
 // Run executes the subcommand named by args[0] and returns the exit code.
 func Run(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Writer) int {
@@ -32,8 +29,12 @@ func Run(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Wr
 		err = runServer(ctx, rest, env, stdout, stderr)
 	case "proxy":
 		err = runProxy(ctx, rest, env, stdout, stderr)
+	case "backup":
+		err = runBackup(ctx, rest, env, stdout, stderr)
+	case "restore":
+		err = runRestore(ctx, rest, env, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "bunting", versionString())
+		fmt.Fprintln(stdout, "bunting", buildinfo.Get())
 		return 0
 	case "help", "-h", "--help":
 		usage(stdout)
@@ -63,7 +64,9 @@ Commands:
   (none)    run the flag server and the client proxy in one process (for trying it out)
   server    run the flag server: admin API, client API, frontend API, signal endpoints
   proxy     run the stateless client proxy in front of an upstream flag server
-  version   print the version
+  backup    copy the SQLite database to a new file (-to FILE) while servers run
+  restore   replace the SQLite database with a backup (-from FILE); stop the servers first
+  version   print the version, commit and build date
   help      print this help
 
 Run "bunting <command> -h" for the flags of a command. Every flag can also be
@@ -71,12 +74,5 @@ set by its environment variable; flags win.
 `)
 }
 
-func versionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// versionString is the version the proxy reports upstream.
+func versionString() string { return buildinfo.Get().Version }

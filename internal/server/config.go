@@ -82,8 +82,9 @@ func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
 		{Name: "host", Env: []string{"HTTP_HOST"}, Flag: "host", Shown: "all interfaces", Usage: "listening address", Value: config.String(&c.Host)},
-		{Name: "database-url", Env: []string{"DATABASE_URL"}, Flag: "database-url", Usage: "postgres://… selects PostgreSQL; empty means SQLite", Value: config.String(&c.DatabaseURL)},
-		{Name: "database-path", Env: []string{"DATABASE_PATH"}, Flag: "database-path", Default: "data/bunting.db", Usage: "SQLite file when DATABASE_URL is empty", Value: config.String(&c.DatabasePath)},
+	}
+	opts = append(opts, DatabaseOptions(&c.DatabaseURL, &c.DatabasePath)...)
+	opts = append(opts, []config.Option{
 		{Name: "INIT_ADMIN_API_TOKENS", Env: []string{"INIT_ADMIN_API_TOKENS"}, Usage: "comma list of admin tokens (*:*.<secret>), created when the database has no token", Value: config.List(&c.InitAdminTokens)},
 		{Name: "INIT_CLIENT_API_TOKENS", Env: []string{"INIT_BACKEND_API_TOKENS", "INIT_CLIENT_API_TOKENS"}, Usage: "comma list of client tokens (<project>:<environment>.<secret>)", Value: config.List(&c.InitClientTokens)},
 		{Name: "INIT_FRONTEND_API_TOKENS", Env: []string{"INIT_FRONTEND_API_TOKENS"}, Usage: "comma list of frontend tokens", Value: config.List(&c.InitFrontendTokens)},
@@ -95,12 +96,22 @@ func (c *Config) Options() []config.Option {
 		{Name: "base-path", Env: []string{"BASE_PATH"}, Flag: "base-path", Usage: "serve the web UI and the APIs under this path prefix (for example /bunting)", Value: config.String(&c.BasePath)},
 		{Name: "INIT_ADMIN_USER", Env: []string{"INIT_ADMIN_USER"}, Shown: "admin", Usage: "the first person with the Admin role, created when the database has no person", Value: config.String(&c.InitAdminUser)},
 		{Name: "INIT_ADMIN_PASSWORD", Env: []string{"INIT_ADMIN_PASSWORD"}, Shown: "generated, printed once", Usage: "that person's password (at least 8 characters)", Value: config.String(&c.InitAdminPassword)},
-	}
+	}...)
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	opts = append(opts, c.Streaming.Options()...)
 	opts = append(opts, c.Signals.Options()...)
 	opts = append(opts, c.SSO.Options()...)
 	return append(opts, c.Integrations.Options()...)
+}
+
+// DatabaseOptions are the options that say which database to use, shared
+// by the server and the commands that work on its database (backup,
+// restore).
+func DatabaseOptions(url, path *string) []config.Option {
+	return []config.Option{
+		{Name: "database-url", Env: []string{"DATABASE_URL"}, Flag: "database-url", Usage: "postgres://… selects PostgreSQL; empty means SQLite", Value: config.String(url)},
+		{Name: "database-path", Env: []string{"DATABASE_PATH"}, Flag: "database-path", Default: "data/bunting.db", Usage: "SQLite file when DATABASE_URL is empty", Value: config.String(path)},
+	}
 }
 
 // LookupEnv reads one environment variable.

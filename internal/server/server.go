@@ -80,6 +80,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.addons = integrationsapi.New(s.integrations)
+	s.admin.SetInstance(adminapi.Instance{BaseURL: cfg.BaseURL, BasePath: cfg.BasePath})
 	s.accounts = accounts.New(st, cfg.BasePath)
 	if s.sso, err = s.newSSO(); err != nil {
 		return nil, err

@@ -140,6 +140,9 @@ type Store struct {
 	closeOnce          sync.Once
 	// maxConns is the pool's size (open and idle connections).
 	maxConns int
+	// held is the SQLite file, opened to keep the shared lock that tells
+	// `bunting restore` a server uses it (backup.go); nil on PostgreSQL.
+	held *os.File
 }
 
 // Generation changes whenever this process commits a change or sees one
@@ -190,12 +193,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", dialect.Name, err)
 	}
+	if dialect.Name == "sqlite" {
+		if s.held, err = holdSQLite(sqlitePath(cfg.Path)); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	if _, err := s.LatestEventID(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -260,10 +269,16 @@ func openPostgres(ctx context.Context, rawURL string, log *slog.Logger) (*sql.DB
 // filename, so a file named "a#1" or "b?c" is opened where it is.
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
-func openSQLite(path string) (*sql.DB, error) {
+// sqlitePath is the SQLite file for a configured path ("" is the default).
+func sqlitePath(path string) string {
 	if path == "" {
-		path = filepath.Join("data", "bunting.db")
+		return filepath.Join("data", "bunting.db")
 	}
+	return path
+}
+
+func openSQLite(path string) (*sql.DB, error) {
+	path = sqlitePath(path)
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create database directory: %w", err)
@@ -300,6 +315,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
+	if err := checkSchemaKnown(ctx, s.db, s.dialect); err != nil {
+		return err
+	}
 	res, err := p.Up(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", s.dialect.Name, err)
@@ -313,7 +331,11 @@ func (s *Store) migrate(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
-	return s.db.Close()
+	err := s.db.Close()
+	if s.held != nil {
+		s.held.Close()
+	}
+	return err
 }
 
 // Dialect returns the database dialect.

@@ -15,8 +15,9 @@ import (
 
 // API serves the admin API.
 type API struct {
-	store   *store.Store
-	signals *signals.Service
+	store    *store.Store
+	signals  *signals.Service
+	instance Instance
 }
 
 // New builds the admin API on st; sg serves the signal and action routes.

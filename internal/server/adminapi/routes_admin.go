@@ -10,6 +10,8 @@ import (
 // role. The permission argument ("" = any authenticated admin principal) is
 // checked before the handler runs.
 func (s *API) Register(r route.Registrar) {
+	r.Admin("GET /api/admin/ui-config", "", s.uiConfig,
+		api("Instance", "This server's version, build and address, as Unleash's ui-config answers them", 200, nil, UIConfig{}))
 	r.Admin("GET /api/admin/feature-types", "", s.listFeatureTypes,
 		api("Feature types", "List feature types", 200, nil, featureTypeList{}))
 	r.Admin("POST /api/admin/playground", "", s.playground, withJSON,
