@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Config is the flag server's configuration, parsed once from the
@@ -55,6 +56,9 @@ type Config struct {
 	HTTP httpserver.Limits
 	// Streaming holds the limits of GET /api/client/streaming.
 	Streaming StreamingConfig
+	// Usage says how SDK usage is kept before it is written, and how long
+	// SDK instances stay listed.
+	Usage usage.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -69,8 +73,8 @@ func DefaultConfig() Config {
 }
 
 // Options are the server's options, bound to c, in the order the README
-// shows them: its own, the connection limits, the streaming limits, then
-// the signal limits.
+// shows them: its own, the connection limits, the streaming limits, SDK
+// usage, then the signal limits.
 func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
@@ -91,6 +95,7 @@ func (c *Config) Options() []config.Option {
 	}
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	opts = append(opts, c.Streaming.Options()...)
+	opts = append(opts, c.Usage.Options()...)
 	return append(opts, c.Signals.Options()...)
 }
 
@@ -132,6 +137,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", domain.MinPasswordLength))
 	}
 	if err := c.Streaming.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Usage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, t := range c.InitAdminTokens {

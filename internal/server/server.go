@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Server is the flag server's HTTP handler.
@@ -39,6 +40,8 @@ type Server struct {
 	ui  http.Handler
 	// accounts serves sign-in, sessions and people.
 	accounts *accounts.API
+	// usage keeps what SDKs report and writes it in batches.
+	usage *usage.Service
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -57,12 +60,14 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.ops = opsapi.New(st)
-	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
+	s.usage = usage.New(cfg.Usage, st, log)
+	s.ops.AddCollectors(s.usage.Collectors()...)
+	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests, s.usage)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
-	s.admin = adminapi.New(st, s.signals)
+	s.admin = adminapi.New(st, s.signals, s.usage)
 	s.accounts = accounts.New(st, cfg.BasePath)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
@@ -83,6 +88,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
+	go s.usage.Run(ctx)
 	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
@@ -130,11 +136,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 	}
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
+	err := hs.Shutdown(shutdownCtx)
+	// Every report accepted before the shutdown is written now.
+	flushErr := s.flushAtShutdown()
+	if err != nil {
 		return err
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return flushErr
+}
+
+// FlushUsage writes the SDK usage and instances counted in memory now,
+// instead of at the next flush interval.
+func (s *Server) FlushUsage(ctx context.Context) error { return s.usage.Flush(ctx) }
+
+// flushAtShutdown writes what SDKs reported before the server stopped
+// accepting requests.
+func (s *Server) flushAtShutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.usage.Flush(ctx); err != nil {
+		return fmt.Errorf("writing SDK usage at shutdown: %w", err)
 	}
 	return nil
 }
