@@ -73,9 +73,14 @@ type AppUsage struct {
 const rowsPerStatement = 500
 
 // insertRows runs one INSERT per chunk of n rows: head is the statement up
-// to VALUES, tail what follows the rows (ON CONFLICT …); args(i) gives row
-// i's values, cols of them. each, when not nil, receives each returned row.
+// to VALUES, tail what follows the rows (ON CONFLICT …, which must hold no
+// parameter); args(i) gives row i's values, cols of them. each, when not
+// nil, receives each returned row.
 func (q Q) insertRows(head, tail string, n, cols int, args func(i int) []any, each func(row scanner) error) error {
+	// SQLite looks each $N up in a list of the names seen so far, which
+	// makes parsing a statement of thousands of them quadratic; its plain
+	// ? is numbered in order without a lookup.
+	sqlite := q.s.dialect.Name == "sqlite"
 	for start := 0; start < n; start += rowsPerStatement {
 		end := min(start+rowsPerStatement, n)
 		var b strings.Builder
@@ -91,8 +96,12 @@ func (q Q) insertRows(head, tail string, n, cols int, args func(i int) []any, ea
 				if c > 0 {
 					b.WriteByte(',')
 				}
-				b.WriteByte('$')
-				b.WriteString(strconv.Itoa(len(vals) + c + 1))
+				if sqlite {
+					b.WriteByte('?')
+				} else {
+					b.WriteByte('$')
+					b.WriteString(strconv.Itoa(len(vals) + c + 1))
+				}
 			}
 			b.WriteByte(')')
 			vals = append(vals, args(i)...)
