@@ -13,7 +13,8 @@ import (
 
 // MetricsBody is what SDKs post to /api/client/metrics and
 // /api/frontend/client/metrics (Unleash's clientMetricsSchema; properties
-// Bunting does not keep are accepted and ignored).
+// Bunting does not keep are accepted and ignored). It documents the body;
+// AddMetrics reads it with a streaming parser (decode.go).
 type MetricsBody struct {
 	AppName    string  `json:"appName"`
 	InstanceID string  `json:"instanceId"`
@@ -123,27 +124,6 @@ func checkReporter(appName, instanceID, sdkVersion string) error {
 	return nil
 }
 
-// check validates a report: who reports, and counts that are not negative.
-func (b *MetricsBody) check() error {
-	if err := checkReporter(b.AppName, b.InstanceID, b.SDKVersion); err != nil {
-		return err
-	}
-	if b.Bucket == nil {
-		return nil
-	}
-	for name, t := range b.Bucket.Toggles {
-		if t.Yes < 0 || t.No < 0 {
-			return apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
-		}
-		for v, n := range t.Variants {
-			if n < 0 {
-				return apierr.Validation("The `bucket.toggles.%s.variants.%s` count must not be negative.", name, v)
-			}
-		}
-	}
-	return nil
-}
-
 // check validates a registration. Server SDKs must list their
 // strategies; front-end SDKs need not.
 func (b *RegisterBody) check(requireStrategies bool) error {
@@ -189,16 +169,32 @@ type Source struct {
 	ClientIP string
 }
 
-// Flags says which flags and variants a report may count: those the
-// reporting token sees in its environment. Names it returns are the
-// configuration's own strings, so that pending counts do not keep each
-// report's copies alive.
+// Flags says which flags a report may count: those the reporting token
+// sees in its environment.
 type Flags interface {
-	// Flag returns the flag's name as the configuration holds it, and
-	// false for a flag the token does not see.
-	Flag(name string) (string, bool)
-	// Variant returns the variant's name as the configuration holds it,
-	// and false when the flag has no such variant ("disabled", the
-	// fallback, it always has).
-	Variant(flag, variant string) (string, bool)
+	// Flag returns the flag, and false for a flag the token does not see.
+	Flag(name []byte) (*KnownFlag, bool)
+}
+
+// KnownFlag is a flag as the configuration holds it. Reports are counted
+// under these strings, so that pending counts do not keep each report's
+// copies alive.
+type KnownFlag struct {
+	Name string
+	// Variants are the names of its variants, of the environment and of
+	// its strategies; "disabled", the fallback, is counted too.
+	Variants []string
+}
+
+// variant returns the configured name of one of f's variants.
+func (f *KnownFlag) variant(name []byte) (string, bool) {
+	if string(name) == "disabled" {
+		return "disabled", true
+	}
+	for _, v := range f.Variants {
+		if v == string(name) {
+			return v, true
+		}
+	}
+	return "", false
 }

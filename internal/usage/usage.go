@@ -80,20 +80,27 @@ func (s *Service) StaleAfter() time.Duration { return s.cfg.InstanceStaleAfter }
 
 // Keys of the pending counts.
 type (
-	countKey struct {
-		flag, app, env string
-		hour           int64
+	// bucketKey is one application's reports in one environment and hour.
+	bucketKey struct {
+		app, env string
+		hour     int64
 	}
-	variantKey struct {
-		countKey
-		variant string
-	}
-	seenKey     struct{ flag, env string }
 	instanceKey struct{ app, instance string }
 )
 
-// counts are a key's yes and no counts.
-type counts struct{ yes, no int64 }
+// bucket is the counts of one bucketKey, by flag.
+type bucket struct {
+	flags map[string]*flagCounts
+	// last is when the latest report was counted in it: the flags' last
+	// seen time.
+	last time.Time
+}
+
+// flagCounts are one flag's counts in a bucket.
+type flagCounts struct {
+	yes, no  int64
+	variants []variantCount
+}
 
 // newApp is an application first seen in a batch, with what its
 // application-created event says.
@@ -105,19 +112,18 @@ type newApp struct {
 
 // batch is the counts and sightings of one flush.
 type batch struct {
-	counts    map[countKey]counts
-	variants  map[variantKey]int64
-	seen      map[seenKey]time.Time
+	buckets   map[bucketKey]*bucket
 	instances map[instanceKey]*store.Instance
 	apps      map[string]newApp
 	usage     map[store.AppUsage]struct{}
-	// n is the number of keys in all the maps.
+	// n is the number of keys: buckets, flags and variants in them,
+	// instances, applications and usages.
 	n int
 }
 
 func newBatch() *batch {
-	return &batch{counts: map[countKey]counts{}, variants: map[variantKey]int64{}, seen: map[seenKey]time.Time{},
-		instances: map[instanceKey]*store.Instance{}, apps: map[string]newApp{}, usage: map[store.AppUsage]struct{}{}}
+	return &batch{buckets: map[bucketKey]*bucket{}, instances: map[instanceKey]*store.Instance{},
+		apps: map[string]newApp{}, usage: map[store.AppUsage]struct{}{}}
 }
 
 // PendingKeys is how many keys are counted in memory and not yet written.
@@ -134,24 +140,30 @@ func (s *Service) PendingKeys() int {
 // Dropped is how many keys were dropped because memory was full.
 func (s *Service) Dropped() int64 { return s.dropped.Load() }
 
-// room makes room in s.cur for one more key (s.mu held): past the cap,
-// the full batch is queued for writing and the flush loop woken; while
-// one is queued already, the key is dropped. It reports whether the key
-// may be added.
-func (s *Service) room() bool {
-	if s.cur.n < s.cfg.MaxPendingKeys {
-		return true
-	}
-	if s.queued != nil {
-		s.dropped.Add(1)
-		return false
+// reserve prepares s.cur for a report that adds at most need keys (s.mu
+// held): when they would not fit under the cap, the batch is queued for
+// writing and the flush loop woken, unless a batch is queued already.
+// So a report goes to one batch, which room then bounds.
+func (s *Service) reserve(need int) {
+	if s.cur.n+need <= s.cfg.MaxPendingKeys || s.queued != nil || s.cur.n == 0 {
+		return
 	}
 	s.queued, s.cur = s.cur, newBatch()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return true
+}
+
+// room reports whether s.cur may take one more key (s.mu held). At the
+// cap, which only a batch that could not be queued reaches, the key is
+// dropped and counted.
+func (s *Service) room() bool {
+	if s.cur.n < s.cfg.MaxPendingKeys {
+		return true
+	}
+	s.dropped.Add(1)
+	return false
 }
 
 // satAdd adds two non-negative counts, stopping at the largest int64.
@@ -162,84 +174,78 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// knownCount is a reported flag the token sees, by its configured name.
-type knownCount struct {
-	flag     string
-	yes, no  int64
-	variants []variantCount
-}
-
-type variantCount struct {
-	name string
-	n    int64
-}
-
-// AddMetrics validates a metrics report and counts the usage of the flags
-// (and variants) that flags says the token sees; the others are dropped,
-// as Unleash drops unknown flags. The SDK instance is recorded as seen.
-func (s *Service) AddMetrics(b *MetricsBody, src Source, flags Flags) error {
-	if err := b.check(); err != nil {
+// AddMetrics reads and validates a metrics report (MetricsBody) and
+// counts the usage of the flags (and variants) that flags says the token
+// sees; the others are dropped, as Unleash drops unknown flags. The SDK
+// instance is recorded as seen.
+func (s *Service) AddMetrics(body []byte, src Source, flags Flags) error {
+	r, err := decodeMetrics(body, flags)
+	if err != nil {
+		return err
+	}
+	defer r.release()
+	if err := checkReporter(r.app, r.instance, r.sdk); err != nil {
 		return err
 	}
 	now := s.store.Now()
 	at := now
-	var known []knownCount
-	if bk := b.Bucket; bk != nil {
-		if bk.Stop.t != nil {
-			at = *bk.Stop.t
-		}
-		known = make([]knownCount, 0, len(bk.Toggles))
-		for name, t := range bk.Toggles {
-			flag, ok := flags.Flag(name)
-			if !ok {
-				continue
-			}
-			k := knownCount{flag: flag, yes: t.Yes, no: t.No}
-			for v, n := range t.Variants {
-				if variant, ok := flags.Variant(flag, v); ok {
-					k.variants = append(k.variants, variantCount{variant, n})
-				}
-			}
-			known = append(known, k)
-		}
+	if r.stop != nil {
+		at = *r.stop
 	}
-	hour := at.UTC().Truncate(time.Hour).UnixMilli()
+	key := bucketKey{r.app, src.Environment, at.UTC().Truncate(time.Hour).UnixMilli()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range known {
-		key := countKey{k.flag, b.AppName, src.Environment, hour}
-		c, ok := s.cur.counts[key]
-		if ok || s.room() {
-			if !ok {
-				s.cur.n++
-			}
-			s.cur.counts[key] = counts{satAdd(c.yes, k.yes), satAdd(c.no, k.no)}
-		}
-		for _, v := range k.variants {
-			vk := variantKey{key, v.name}
-			n, ok := s.cur.variants[vk]
-			if ok || s.room() {
-				if !ok {
-					s.cur.n++
-				}
-				s.cur.variants[vk] = satAdd(n, v.n)
-			}
-		}
-		if k.yes == 0 && k.no == 0 {
-			continue
-		}
-		sk := seenKey{k.flag, src.Environment}
-		if _, ok := s.cur.seen[sk]; ok || s.room() {
-			if !ok {
-				s.cur.n++
-			}
-			s.cur.seen[sk] = now
-		}
+	s.reserve(1 + len(r.known) + len(r.variants) + seeKeys(src.Projects))
+	if len(r.known) > 0 {
+		s.count(key, r, now)
 	}
-	s.see(store.Instance{AppName: b.AppName, InstanceID: b.InstanceID, Environment: src.Environment,
-		SDKVersion: b.SDKVersion, SDKType: src.SDKType, ClientIP: src.ClientIP, LastSeen: now}, src.Projects)
+	s.see(store.Instance{AppName: r.app, InstanceID: r.instance, Environment: src.Environment,
+		SDKVersion: r.sdk, SDKType: src.SDKType, ClientIP: src.ClientIP, LastSeen: now}, src.Projects)
 	return nil
 }
+
+// count adds a report's known counts to its bucket in s.cur (s.mu held).
+func (s *Service) count(key bucketKey, r *report, now time.Time) {
+	b := s.cur.buckets[key]
+	if b == nil {
+		if !s.room() {
+			return
+		}
+		b = &bucket{flags: make(map[string]*flagCounts, len(r.known))}
+		s.cur.buckets[key] = b
+		s.cur.n++
+	}
+	b.last = now
+	for _, k := range r.known {
+		fc := b.flags[k.flag]
+		if fc == nil {
+			if !s.room() {
+				continue
+			}
+			fc = &flagCounts{}
+			b.flags[k.flag] = fc
+			s.cur.n++
+		}
+		fc.yes, fc.no = satAdd(fc.yes, k.yes), satAdd(fc.no, k.no)
+	variants:
+		for _, v := range r.variants[k.vFrom:k.vTo] {
+			for i := range fc.variants {
+				if fc.variants[i].name == v.name {
+					fc.variants[i].n = satAdd(fc.variants[i].n, v.n)
+					continue variants
+				}
+			}
+			if s.room() {
+				fc.variants = append(fc.variants, v)
+				s.cur.n++
+			}
+		}
+	}
+}
+
+// seeKeys is at most how many keys see adds: the application, its
+// usage in each project and the instance.
+func seeKeys(projects []string) int { return 2 + len(projects) }
 
 // AddRegistration validates a registration and records the SDK instance.
 // Server SDKs must list their strategies (requireStrategies); front-end
@@ -251,6 +257,7 @@ func (s *Service) AddRegistration(b *RegisterBody, src Source, requireStrategies
 	now := s.store.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reserve(seeKeys(src.Projects))
 	s.see(store.Instance{AppName: b.AppName, InstanceID: b.InstanceID, Environment: src.Environment, SDKVersion: b.SDKVersion,
 		SDKType: src.SDKType, ClientIP: src.ClientIP, Strategies: b.Strategies, Interval: *b.Interval, StartedAt: b.Started.t, LastSeen: now}, src.Projects)
 	return nil
@@ -264,11 +271,9 @@ func (s *Service) see(in store.Instance, projects []string) {
 	if in.InstanceID == "" {
 		in.InstanceID = "default"
 	}
-	b := s.cur
-	if _, ok := b.apps[in.AppName]; !ok && s.room() {
-		b = s.cur
-		b.apps[in.AppName] = newApp{at: in.LastSeen, instance: in.InstanceID, sdkVersion: in.SDKVersion, strategies: in.Strategies}
-		b.n++
+	if _, ok := s.cur.apps[in.AppName]; !ok && s.room() {
+		s.cur.apps[in.AppName] = newApp{at: in.LastSeen, instance: in.InstanceID, sdkVersion: in.SDKVersion, strategies: in.Strategies}
+		s.cur.n++
 	}
 	for _, p := range projects {
 		u := store.AppUsage{App: in.AppName, Project: p, Environment: in.Environment}
@@ -367,17 +372,29 @@ const cleanupInterval = 10 * time.Minute
 
 // write writes one batch in one transaction.
 func (s *Service) write(ctx context.Context, b *batch) error {
-	counts := make([]store.UsageCount, 0, len(b.counts))
-	for k, c := range b.counts {
-		counts = append(counts, store.UsageCount{Feature: k.flag, App: k.app, Environment: k.env, Hour: k.hour, Yes: c.yes, No: c.no})
+	var (
+		counts   []store.UsageCount
+		variants []store.VariantCount
+	)
+	seen := map[store.FlagSeen]time.Time{} // by flag and environment (At unset)
+	for k, bk := range b.buckets {
+		for flag, c := range bk.flags {
+			counts = append(counts, store.UsageCount{Feature: flag, App: k.app, Environment: k.env, Hour: k.hour, Yes: c.yes, No: c.no})
+			for _, v := range c.variants {
+				variants = append(variants, store.VariantCount{Feature: flag, App: k.app, Environment: k.env, Hour: k.hour, Variant: v.name, Count: v.n})
+			}
+			if c.yes > 0 || c.no > 0 {
+				sk := store.FlagSeen{Feature: flag, Environment: k.env}
+				if bk.last.After(seen[sk]) {
+					seen[sk] = bk.last
+				}
+			}
+		}
 	}
-	variants := make([]store.VariantCount, 0, len(b.variants))
-	for k, n := range b.variants {
-		variants = append(variants, store.VariantCount{Feature: k.flag, App: k.app, Environment: k.env, Hour: k.hour, Variant: k.variant, Count: n})
-	}
-	seen := make([]store.FlagSeen, 0, len(b.seen))
-	for k, at := range b.seen {
-		seen = append(seen, store.FlagSeen{Feature: k.flag, Environment: k.env, At: at})
+	lastSeen := make([]store.FlagSeen, 0, len(seen))
+	for sk, at := range seen {
+		sk.At = at
+		lastSeen = append(lastSeen, sk)
 	}
 	instances := make([]store.Instance, 0, len(b.instances))
 	for _, in := range b.instances {
@@ -423,7 +440,7 @@ func (s *Service) write(ctx context.Context, b *batch) error {
 				return err
 			}
 		}
-		return q.MarkSeen(seen)
+		return q.MarkSeen(lastSeen)
 	})
 	if err == nil && cleanup {
 		s.lastCleanup = now

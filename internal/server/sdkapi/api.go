@@ -42,8 +42,10 @@ type API struct {
 	client *clientCache
 	hub    *stream.Hub // streaming and delta (streaming.go)
 	front  *frontendAPI
-	// usage counts metrics and registrations (handlers_metrics.go).
-	usage *usage.Service
+	// usage counts metrics and registrations (handlers_metrics.go), which
+	// look flags up in flagIndex (usage_limits.go).
+	usage     *usage.Service
+	flagIndex flagIndexCache
 	// frontendRequests counts frontend API evaluations by endpoint.
 	frontendRequests *prometheus.CounterVec
 }

@@ -156,7 +156,7 @@ func (s *API) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
-	if err := s.recordMetrics(r, sdkFrontend); err != nil {
+	if err := s.recordMetrics(w, r, sdkFrontend); err != nil {
 		return err
 	}
 	return httpjson.WriteOK(w)

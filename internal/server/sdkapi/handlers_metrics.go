@@ -3,10 +3,12 @@ package sdkapi
 import (
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/usage"
+	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // The metrics and registration routes decode the body and hand it to
@@ -14,7 +16,7 @@ import (
 // in batches; the answer does not wait for the database.
 
 func (s *API) clientMetrics(w http.ResponseWriter, r *http.Request) error {
-	if err := s.recordMetrics(r, sdkBackend); err != nil {
+	if err := s.recordMetrics(w, r, sdkBackend); err != nil {
 		return err
 	}
 	return httpjson.WriteStatus(w, http.StatusAccepted)
@@ -35,21 +37,31 @@ const (
 
 // recordMetrics counts the usage an SDK (server-side or front-end) posts,
 // for the flags its token sees, and records the SDK instance.
-func (s *API) recordMetrics(r *http.Request, sdkType string) error {
-	var body usage.MetricsBody
-	if err := httpjson.Decode(r, 0, &body); err != nil {
+func (s *API) recordMetrics(w http.ResponseWriter, r *http.Request, sdkType string) error {
+	// The body is read into a recycled buffer: AddMetrics keeps nothing of it.
+	bp := bodyPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBody {
+			bodyPool.Put(bp)
+		}
+	}()
+	body, err := wire.ReadBody(w, r, s.cfg.BodyLimit, (*bp)[:0])
+	*bp = body
+	if err != nil {
 		return err
 	}
-	var flags usage.Flags = noFlags{}
-	if body.Bucket != nil && len(body.Bucket.Toggles) > 0 {
-		cs, err := s.client.snapshot(r)
-		if err != nil {
-			return err
-		}
-		flags = knownFlags{cs, domain.PrincipalFrom(r.Context())}
+	cs, err := s.client.snapshot(r)
+	if err != nil {
+		return err
 	}
-	return s.usage.AddMetrics(&body, source(r, sdkType), flags)
+	return s.usage.AddMetrics(body, source(r, sdkType), knownFlags{s.flagIndexOf(cs), domain.PrincipalFrom(r.Context())})
 }
+
+// bodyPool recycles the buffers metrics reports are read into; one larger
+// than maxPooledBody is left to the collector.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxPooledBody = 128 << 10
 
 // register records an SDK instance's registration; server SDKs must list
 // their strategies (requireStrategies).

@@ -1,79 +1,79 @@
 package sdkapi
 
 import (
-	"slices"
-	"strings"
+	"sync/atomic"
 
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // knownFlags is what a report may count (usage.Flags): the flags of the
-// snapshot that the token sees in its environment, and their variants. So
-// what one report stores is bounded by the configuration, whatever names
-// a client makes up.
+// snapshot that the token sees in its environment, with their variants.
+// So what one report stores is bounded by the configuration, whatever
+// names a client makes up.
 type knownFlags struct {
-	cs *clientSnapshot
-	p  *domain.Principal
+	idx *flagIndex
+	p   *domain.Principal
 }
 
-// Flag returns the flag's configured name when the token sees it.
-func (k knownFlags) Flag(name string) (string, bool) {
-	f := k.cs.flag(k.p.Environment, name)
-	if f == nil || !k.p.CanSeeProject(f.withSegments.Project) {
-		return "", false
-	}
-	return f.withSegments.Name, true
+// flagIndex finds a snapshot's flags by environment and name, as metrics
+// reports look them up: every flag a report counts, once.
+type flagIndex struct {
+	cs    *clientSnapshot
+	byEnv map[string]map[string]*indexedFlag
 }
 
-// Variant returns the variant's configured name: one of the flag's
-// variants (of the environment or of a strategy) or the "disabled"
-// fallback.
-func (k knownFlags) Variant(flag, v string) (string, bool) {
-	if v == "disabled" {
-		return "disabled", true
+// indexedFlag is a flag of one environment with its project.
+type indexedFlag struct {
+	usage.KnownFlag
+	project string
+}
+
+// flagIndexCache holds the index of the latest snapshot.
+type flagIndexCache = atomic.Pointer[flagIndex]
+
+// flagIndexOf returns the index of cs, building it once per snapshot.
+func (s *API) flagIndexOf(cs *clientSnapshot) *flagIndex {
+	if idx := s.flagIndex.Load(); idx != nil && idx.cs == cs {
+		return idx
 	}
-	f := k.cs.flag(k.p.Environment, flag)
-	if f == nil {
-		return "", false
-	}
-	for _, fv := range f.withSegments.Variants {
-		if fv.Name == v {
-			return fv.Name, true
+	idx := &flagIndex{cs: cs, byEnv: make(map[string]map[string]*indexedFlag, len(cs.byEnv))}
+	for env, flags := range cs.byEnv {
+		m := make(map[string]*indexedFlag, len(flags))
+		for i := range flags {
+			f := &flags[i].withSegments
+			e := &indexedFlag{KnownFlag: usage.KnownFlag{Name: f.Name}, project: f.Project}
+			for _, v := range f.Variants {
+				e.Variants = append(e.Variants, v.Name)
+			}
+			for _, st := range f.Strategies {
+				for _, v := range st.Variants {
+					e.Variants = append(e.Variants, v.Name)
+				}
+			}
+			m[f.Name] = e
 		}
+		idx.byEnv[env] = m
 	}
-	for _, st := range f.withSegments.Strategies {
-		for _, sv := range st.Variants {
-			if sv.Name == v {
-				return sv.Name, true
+	s.flagIndex.Store(idx)
+	return idx
+}
+
+// Flag returns the flag when the token sees it in its environment; a
+// token for every environment ("*") sees a flag of any environment.
+func (k knownFlags) Flag(name []byte) (*usage.KnownFlag, bool) {
+	var f *indexedFlag
+	if env := k.p.Environment; env != "*" && env != "" {
+		f = k.idx.byEnv[env][string(name)] // a map index: no copy of name
+	} else {
+		for _, flags := range k.idx.byEnv {
+			if f = flags[string(name)]; f != nil {
+				break
 			}
 		}
 	}
-	return "", false
-}
-
-// noFlags is what a report without counts may count: nothing.
-type noFlags struct{}
-
-func (noFlags) Flag(string) (string, bool)            { return "", false }
-func (noFlags) Variant(string, string) (string, bool) { return "", false }
-
-// flag finds a flag of the snapshot in env; a token for every environment
-// ("*") sees a flag of any environment.
-func (cs *clientSnapshot) flag(env, name string) *clientFlag {
-	find := func(flags []clientFlag) *clientFlag {
-		i, ok := slices.BinarySearchFunc(flags, name, func(f clientFlag, n string) int { return strings.Compare(f.withSegments.Name, n) })
-		if !ok {
-			return nil
-		}
-		return &flags[i]
+	if f == nil || !k.p.CanSeeProject(f.project) {
+		return nil, false
 	}
-	if env != "*" && env != "" {
-		return find(cs.byEnv[env])
-	}
-	for _, flags := range cs.byEnv {
-		if f := find(flags); f != nil {
-			return f
-		}
-	}
-	return nil
+	return &f.KnownFlag, true
 }
