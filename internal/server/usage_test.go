@@ -404,3 +404,57 @@ func TestApplicationsView(t *testing.T) {
 		}
 	}, servertest.Option(func(c *server.Config) { c.Usage.InstanceStaleAfter = time.Hour }))
 }
+
+// A flush writes each used flag's lastSeenAt, in the flag and in the
+// environment, and never moves it back (another instance may have written
+// a later time than a flush that reports an earlier one).
+func TestUsageLastSeenMovesForward(t *testing.T) {
+	t.Parallel()
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "seen")
+		createFlag(t, h, "unused")
+		start := time.Now().UTC().Truncate(time.Second)
+		clock := start
+		h.Store.SetClock(func() time.Time { return clock })
+		report := func(yes int) {
+			h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"appName": "a", "bucket": map[string]any{
+				"start": clock.Format(time.RFC3339), "stop": clock.Format(time.RFC3339),
+				"toggles": map[string]any{"seen": map[string]any{"yes": yes, "no": 0}, "unused": map[string]any{"yes": 0, "no": 0}}}}).Want(t, 202)
+			h.FlushUsage(t)
+		}
+		lastSeen := func(flag string) (feature, env *time.Time) {
+			f, err := h.Store.Q(context.Background()).Feature(flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			envs, err := h.Store.Q(context.Background()).FeatureEnvironments(flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range envs {
+				if e.Environment == "development" {
+					env = e.LastSeenAt
+				}
+			}
+			return f.LastSeenAt, env
+		}
+		report(1)
+		f, e := lastSeen("seen")
+		if f == nil || e == nil || !f.Equal(start) || !e.Equal(start) {
+			t.Fatalf("lastSeenAt %v, in development %v, want %v", f, e, start)
+		}
+		if f, e := lastSeen("unused"); f != nil || e != nil {
+			t.Errorf("a flag reported with no evaluations was seen: %v, %v", f, e)
+		}
+		clock = start.Add(-time.Hour) // an earlier report flushed later
+		report(1)
+		if f, e := lastSeen("seen"); !f.Equal(start) || !e.Equal(start) {
+			t.Errorf("lastSeenAt moved back to %v, %v", f, e)
+		}
+		clock = start.Add(time.Minute)
+		report(1)
+		if f, e := lastSeen("seen"); !f.Equal(clock) || !e.Equal(clock) {
+			t.Errorf("lastSeenAt %v, %v, want %v", f, e, clock)
+		}
+	})
+}

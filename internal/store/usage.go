@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,11 +73,13 @@ type AppUsage struct {
 // limits of both databases (SQLite 32,766, PostgreSQL 65,535).
 const rowsPerStatement = 500
 
-// insertRows runs one INSERT per chunk of n rows: head is the statement up
-// to VALUES, tail what follows the rows (ON CONFLICT …, which must hold no
-// parameter); args(i) gives row i's values, cols of them. each, when not
-// nil, receives each returned row.
-func (q Q) insertRows(head, tail string, n, cols int, args func(i int) []any, each func(row scanner) error) error {
+// rowsStatement runs one statement per chunk of n rows: head is the
+// statement up to the rows' VALUES list, tail what follows it (which must
+// hold no parameter); args(i) gives row i's values, one per column of
+// casts, which names the SQL type a column's parameter is cast to ("" for
+// none; PostgreSQL cannot tell the types of parameters in a VALUES list
+// that is not inserted). each, when not nil, receives each returned row.
+func (q Q) rowsStatement(head, tail string, n int, casts []string, args func(i int) []any, each func(row scanner) error) error {
 	// SQLite looks each $N up in a list of the names seen so far, which
 	// makes parsing a statement of thousands of them quadratic; its plain
 	// ? is numbered in order without a lookup.
@@ -86,21 +89,27 @@ func (q Q) insertRows(head, tail string, n, cols int, args func(i int) []any, ea
 		var b strings.Builder
 		b.WriteString(head)
 		b.WriteString(" VALUES ")
-		vals := make([]any, 0, (end-start)*cols)
+		vals := make([]any, 0, (end-start)*len(casts))
 		for i := start; i < end; i++ {
 			if i > start {
 				b.WriteByte(',')
 			}
 			b.WriteByte('(')
-			for c := range cols {
+			for c, cast := range casts {
 				if c > 0 {
 					b.WriteByte(',')
+				}
+				if cast != "" {
+					b.WriteString("CAST(")
 				}
 				if sqlite {
 					b.WriteByte('?')
 				} else {
 					b.WriteByte('$')
 					b.WriteString(strconv.Itoa(len(vals) + c + 1))
+				}
+				if cast != "" {
+					b.WriteString(" AS " + cast + ")")
 				}
 			}
 			b.WriteByte(')')
@@ -121,6 +130,9 @@ func (q Q) insertRows(head, tail string, n, cols int, args func(i int) []any, ea
 	return nil
 }
 
+// columns is n columns without casts.
+func columns(n int) []string { return make([]string, n) }
+
 // AddUsage adds counts to the hourly usage of each flag, saturating at
 // the largest count instead of overflowing.
 func (q Q) AddUsage(counts []UsageCount) error {
@@ -128,11 +140,11 @@ func (q Q) AddUsage(counts []UsageCount) error {
 		return cmp.Or(strings.Compare(a.Feature, b.Feature), strings.Compare(a.App, b.App),
 			strings.Compare(a.Environment, b.Environment), cmp.Compare(a.Hour, b.Hour))
 	})
-	return q.insertRows(`INSERT INTO client_metrics_hourly (feature_name, app_name, environment, hour, yes, no)`,
+	return q.rowsStatement(`INSERT INTO client_metrics_hourly (feature_name, app_name, environment, hour, yes, no)`,
 		`ON CONFLICT (feature_name, app_name, environment, hour) DO UPDATE SET
 			yes = `+saturatingSum("client_metrics_hourly.yes", "excluded.yes")+`,
 			no = `+saturatingSum("client_metrics_hourly.no", "excluded.no"),
-		len(counts), 6, func(i int) []any {
+		len(counts), columns(6), func(i int) []any {
 			c := counts[i]
 			return []any{c.Feature, c.App, c.Environment, c.Hour, c.Yes, c.No}
 		}, nil)
@@ -144,10 +156,10 @@ func (q Q) AddVariantUsage(counts []VariantCount) error {
 		return cmp.Or(strings.Compare(a.Feature, b.Feature), strings.Compare(a.App, b.App),
 			strings.Compare(a.Environment, b.Environment), cmp.Compare(a.Hour, b.Hour), strings.Compare(a.Variant, b.Variant))
 	})
-	return q.insertRows(`INSERT INTO client_metrics_variants_hourly (feature_name, app_name, environment, hour, variant, count)`,
+	return q.rowsStatement(`INSERT INTO client_metrics_variants_hourly (feature_name, app_name, environment, hour, variant, count)`,
 		`ON CONFLICT (feature_name, app_name, environment, hour, variant) DO UPDATE SET
 			count = `+saturatingSum("client_metrics_variants_hourly.count", "excluded.count"),
-		len(counts), 6, func(i int) []any {
+		len(counts), columns(6), func(i int) []any {
 			c := counts[i]
 			return []any{c.Feature, c.App, c.Environment, c.Hour, c.Variant, c.Count}
 		}, nil)
@@ -162,36 +174,27 @@ func saturatingSum(stored, added string) string {
 
 // MarkSeen moves the lastSeenAt of each flag, and of the flag in each
 // environment, forward to the time it was seen (never back: another
-// instance may have written a later time).
+// instance may have written a later time). It is one statement per table,
+// so that the flag rows it locks (PostgreSQL) are held for as short a
+// time as the flush's commit allows.
 func (q Q) MarkSeen(seen []FlagSeen) error {
 	slices.SortFunc(seen, func(a, b FlagSeen) int {
 		return cmp.Or(strings.Compare(a.Feature, b.Feature), strings.Compare(a.Environment, b.Environment))
 	})
 	latest := map[string]int64{}
 	for _, s := range seen {
-		at := Millis(s.At)
-		if _, err := q.exec(`UPDATE feature_environments SET last_seen_at = $3
-			WHERE feature_name = $1 AND environment = $2 AND (last_seen_at IS NULL OR last_seen_at < $3)`, s.Feature, s.Environment, at); err != nil {
-			return err
-		}
-		latest[s.Feature] = max(latest[s.Feature], at)
+		latest[s.Feature] = max(latest[s.Feature], Millis(s.At))
 	}
-	for _, name := range slices.Sorted(mapKeys(latest)) {
-		if _, err := q.exec(`UPDATE features SET last_seen_at = $2 WHERE name = $1 AND (last_seen_at IS NULL OR last_seen_at < $2)`, name, latest[name]); err != nil {
-			return err
-		}
+	if err := q.rowsStatement(`UPDATE feature_environments SET last_seen_at = v.column3 FROM (`,
+		`) AS v WHERE feature_environments.feature_name = v.column1 AND feature_environments.environment = v.column2
+			AND (feature_environments.last_seen_at IS NULL OR feature_environments.last_seen_at < v.column3)`,
+		len(seen), []string{"", "", "BIGINT"}, func(i int) []any { return []any{seen[i].Feature, seen[i].Environment, Millis(seen[i].At)} }, nil); err != nil {
+		return err
 	}
-	return nil
-}
-
-func mapKeys[V any](m map[string]V) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	names := slices.Sorted(maps.Keys(latest))
+	return q.rowsStatement(`UPDATE features SET last_seen_at = v.column2 FROM (`,
+		`) AS v WHERE features.name = v.column1 AND (features.last_seen_at IS NULL OR features.last_seen_at < v.column2)`,
+		len(names), []string{"", "BIGINT"}, func(i int) []any { return []any{names[i], latest[names[i]]} }, nil)
 }
 
 // SeeInstances records SDK instances: new ones are added, known ones get
@@ -203,7 +206,7 @@ func (q Q) SeeInstances(instances []Instance) error {
 		return cmp.Or(strings.Compare(a.AppName, b.AppName), strings.Compare(a.InstanceID, b.InstanceID))
 	})
 	const t = "client_applications"
-	return q.insertRows(`INSERT INTO client_applications (app_name, instance_id, environment, sdk_version, sdk_type, client_ip, strategies, interval_ms, started_at, created_at, last_seen)`,
+	return q.rowsStatement(`INSERT INTO client_applications (app_name, instance_id, environment, sdk_version, sdk_type, client_ip, strategies, interval_ms, started_at, created_at, last_seen)`,
 		`ON CONFLICT (app_name, instance_id) DO UPDATE SET environment = excluded.environment,
 			sdk_version = COALESCE(excluded.sdk_version, `+t+`.sdk_version),
 			sdk_type = COALESCE(excluded.sdk_type, `+t+`.sdk_type),
@@ -212,7 +215,7 @@ func (q Q) SeeInstances(instances []Instance) error {
 			interval_ms = CASE WHEN excluded.interval_ms = 0 THEN `+t+`.interval_ms ELSE excluded.interval_ms END,
 			started_at = COALESCE(excluded.started_at, `+t+`.started_at),
 			last_seen = CASE WHEN excluded.last_seen > `+t+`.last_seen THEN excluded.last_seen ELSE `+t+`.last_seen END`,
-		len(instances), 11, func(i int) []any {
+		len(instances), columns(11), func(i int) []any {
 			a := instances[i]
 			var started any
 			if a.StartedAt != nil {
@@ -230,10 +233,10 @@ func (q Q) SeeInstances(instances []Instance) error {
 // order). Only one transaction can insert a name, so of several instances
 // flushing a new application at once, exactly one learns that it is new.
 func (q Q) AddApplications(firstSeen map[string]time.Time) ([]string, error) {
-	names := slices.Sorted(mapKeys(firstSeen))
+	names := slices.Sorted(maps.Keys(firstSeen))
 	var added []string
-	err := q.insertRows(`INSERT INTO applications (app_name, created_at)`, `ON CONFLICT (app_name) DO NOTHING RETURNING app_name`,
-		len(names), 2, func(i int) []any { return []any{names[i], Millis(firstSeen[names[i]])} },
+	err := q.rowsStatement(`INSERT INTO applications (app_name, created_at)`, `ON CONFLICT (app_name) DO NOTHING RETURNING app_name`,
+		len(names), columns(2), func(i int) []any { return []any{names[i], Millis(firstSeen[names[i]])} },
 		func(row scanner) error {
 			name, err := scanString(row)
 			added = append(added, name)
@@ -248,8 +251,8 @@ func (q Q) AddApplicationUsage(usage []AppUsage) error {
 	slices.SortFunc(usage, func(a, b AppUsage) int {
 		return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.Project, b.Project), strings.Compare(a.Environment, b.Environment))
 	})
-	return q.insertRows(`INSERT INTO application_usage (app_name, project, environment)`, `ON CONFLICT DO NOTHING`,
-		len(usage), 3, func(i int) []any { u := usage[i]; return []any{u.App, u.Project, u.Environment} }, nil)
+	return q.rowsStatement(`INSERT INTO application_usage (app_name, project, environment)`, `ON CONFLICT DO NOTHING`,
+		len(usage), columns(3), func(i int) []any { u := usage[i]; return []any{u.App, u.Project, u.Environment} }, nil)
 }
 
 // DeleteInstancesSeenBefore deletes the SDK instances not seen since t and
