@@ -70,13 +70,10 @@ func (s *Service) Collectors() []prometheus.Collector {
 		s.flushes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bunting_usage_pending_keys", Help: "Distinct usage keys counted in memory and not yet written."},
 			func() float64 { return float64(s.PendingKeys()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "bunting_usage_dropped_keys_total", Help: "Usage keys dropped because the pending ones reached twice USAGE_MAX_PENDING_KEYS while a write was under way."},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "bunting_usage_dropped_keys_total", Help: "Usage keys dropped: past USAGE_MAX_PENDING_KEYS while a full batch waited to be written, or in a batch given up after failed writes."},
 			func() float64 { return float64(s.dropped.Load()) }),
 	}
 }
-
-// StaleAfter is how long an instance stays listed without being seen.
-func (s *Service) StaleAfter() time.Duration { return s.cfg.InstanceStaleAfter }
 
 // Keys of the pending counts.
 type (

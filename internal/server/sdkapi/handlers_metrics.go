@@ -58,7 +58,7 @@ func (s *API) recordMetrics(w http.ResponseWriter, r *http.Request, sdkType stri
 }
 
 // bodyPool recycles the buffers metrics reports are read into; one larger
-// than maxPooledBody is left to the collector.
+// than maxPooledBody is left to the garbage collector.
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 const maxPooledBody = 128 << 10
