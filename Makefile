@@ -152,7 +152,7 @@ bench-server: ## Benchmark the flag server: toggles with their events, events se
 	cd bench/server && $(GO) test -run='^$$' -bench='^BenchmarkIntegrationDelivery$$' -benchtime=1x -count=1 -timeout 40m ./...
 
 .PHONY: bench-load
-bench-load: ## Load-benchmark the proxy and the server client API next to replay baselines on loopback (LOADFLAGS="-duration 4s")
+bench-load: ## Load-benchmark the proxy, the server client API and SDK usage reports next to replay baselines on loopback (LOADFLAGS="-duration 4s"; TEST_POSTGRES_URL adds PostgreSQL)
 	cd loadtest && $(GO) run . $(LOADFLAGS)
 
 .PHONY: options-doc

@@ -96,6 +96,12 @@ func (r loadResult) perSecond() float64 {
 // as successes. The generator parses responses minimally so that it leaves
 // as much of the shared CPU as possible to the server under test.
 func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult {
+	return runLoadTimed(addr, reqs, conns, d, nil)
+}
+
+// runLoadTimed is runLoad that also appends each successful request's
+// latency to lat, when lat is not nil.
+func runLoadTimed(addr string, reqs []request, conns int, d time.Duration, lat *[]time.Duration) loadResult {
 	wires := make([][]byte, len(reqs))
 	statuses := make([]int, len(reqs))
 	for i, r := range reqs {
@@ -107,9 +113,19 @@ func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()
+	var latMu sync.Mutex
 	for c := range conns {
 		wg.Go(func() {
-			n, err := hammer(addr, wires, statuses, c, stop)
+			var mine *[]time.Duration
+			if lat != nil {
+				mine = new([]time.Duration)
+			}
+			n, err := hammer(addr, wires, statuses, c, stop, mine)
+			if mine != nil {
+				latMu.Lock()
+				*lat = append(*lat, *mine...)
+				latMu.Unlock()
+			}
 			ok.Add(n)
 			if err != nil {
 				failed.Add(1)
@@ -125,7 +141,8 @@ func runLoad(addr string, reqs []request, conns int, d time.Duration) loadResult
 
 // hammer runs one connection until stop closes; it returns the number of
 // responses with the expected status and the error that ended it early.
-func hammer(addr string, wires [][]byte, statuses []int, offset int, stop <-chan struct{}) (int64, error) {
+// With lat, it appends each answer's latency.
+func hammer(addr string, wires [][]byte, statuses []int, offset int, stop <-chan struct{}, lat *[]time.Duration) (int64, error) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		return 0, err
@@ -140,6 +157,10 @@ func hammer(addr string, wires [][]byte, statuses []int, offset int, stop <-chan
 		default:
 		}
 		k := i % len(wires)
+		var sent time.Time
+		if lat != nil {
+			sent = time.Now()
+		}
 		if _, err := conn.Write(wires[k]); err != nil {
 			return n, err
 		}
@@ -149,6 +170,9 @@ func hammer(addr string, wires [][]byte, statuses []int, offset int, stop <-chan
 		}
 		if status != statuses[k] {
 			return n, fmt.Errorf("status %d, want %d", status, statuses[k])
+		}
+		if lat != nil {
+			*lat = append(*lat, time.Since(sent))
 		}
 		n++
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,5 +239,31 @@ func TestServerCompatiblePayloadUsesOnlyServerStrategiesAndOperators(t *testing.
 				t.Fatalf("segment %d: IN_CIDR left in", s.ID)
 			}
 		}
+	}
+}
+
+// The paced sender keeps its rate (open loop: no more than asked for, and
+// about that much against a fast server), and the timed load records one
+// latency per answer.
+func TestPacedRateAndLatencies(t *testing.T) {
+	srv := testServer(t)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	reqs := []request{{method: "POST", target: "/echo", body: []byte(`{"appName":"a"}`)}}
+	stop := make(chan struct{})
+	var sent atomic.Int64
+	done := make(chan error, 1)
+	go func() { done <- paced(addr, reqs, 200, 4, stop, &sent) }()
+	time.Sleep(time.Second)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.Load(); n < 120 || n > 210 {
+		t.Errorf("%d reports in a second at 200/s", n)
+	}
+	var lat []time.Duration
+	res := runLoadTimed(addr, reqs, 2, 200*time.Millisecond, &lat)
+	if res.firstErr != nil || int64(len(lat)) != res.requests || percentile(lat, 0.99) < percentile(lat, 0.5) || percentile(lat, 0.5) <= 0 {
+		t.Errorf("%d requests, %d latencies, p50 %v, p99 %v", res.requests, len(lat), percentile(lat, 0.5), percentile(lat, 0.99))
 	}
 }

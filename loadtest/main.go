@@ -29,7 +29,10 @@ type config struct {
 	// serverFlags, when positive, also benchmarks `bunting server`'s
 	// client-features endpoint seeded with that many flags.
 	serverFlags int
-	// only, when not empty, keeps the proxy scenarios whose name contains
+	// usageFlags, when positive, also benchmarks SDK usage reports of that
+	// many flags (usage.go).
+	usageFlags int
+	// only, when not empty, keeps the proxy and usage scenarios whose name contains
 	// one of these texts (with their baselines).
 	only []string
 }
@@ -67,7 +70,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.conns, "conns", 16, "concurrent keep-alive connections")
 	fs.Int64Var(&cfg.seed, "seed", 1, "seed of the generated payloads")
 	fs.IntVar(&cfg.serverFlags, "server-flags", 1000, "also benchmark bunting server's /api/client/features with this many flags (0: skip)")
-	only := fs.String("only", "", "comma-separated texts: measure only the proxy scenarios whose name contains one (empty: all)")
+	fs.IntVar(&cfg.usageFlags, "usage-flags", 50, "also benchmark SDK usage reports of this many flags, on SQLite and, with TEST_POSTGRES_URL, PostgreSQL (0: skip)")
+	only := fs.String("only", "", "comma-separated texts: measure only the proxy and usage scenarios whose name contains one (empty: all)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

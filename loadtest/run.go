@@ -53,6 +53,7 @@ type report struct {
 	cfg    config
 	rows   []row
 	memory []memory
+	usage  *usageReport
 }
 
 // rssTarget is the resident-memory goal with 1,000 flags.
@@ -82,6 +83,11 @@ func run(cfg config, progress io.Writer) (*report, error) {
 	if cfg.serverFlags > 0 {
 		if err := runServerBenchmark(cfg, bin, dir, cfg.serverFlags, rep, progress); err != nil {
 			return nil, fmt.Errorf("server, %d flags: %w", cfg.serverFlags, err)
+		}
+	}
+	if cfg.usageFlags > 0 {
+		if err := runUsageBenchmark(cfg, bin, dir, rep, progress); err != nil {
+			return nil, fmt.Errorf("usage, %d flags: %w", cfg.usageFlags, err)
 		}
 	}
 	return rep, nil
@@ -167,11 +173,11 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 	}
 	for i, sc := range scs {
 		fmt.Fprintf(progress, "%d flags: %s…\n", n, sc.name)
-		against := side{baseline, sc.requests}
+		against := side{proc: baseline, reqs: sc.requests}
 		if sc.against != nil {
-			against = side{ours, sc.against}
+			against = side{proc: ours, reqs: sc.against}
 		}
-		oursRes, base, ratios := measureSideBySide(cfg, side{ours, sc.requests}, against)
+		oursRes, base, ratios := measureSideBySide(cfg, side{proc: ours, reqs: sc.requests}, against)
 		for who, res := range map[string]loadResult{"bunting": oursRes, "baseline": base} {
 			if res.firstErr != nil || res.requests == 0 {
 				return fmt.Errorf("%s, %s: %d requests, error %v\n%s", sc.name, who, res.requests, res.firstErr, ours.logs)
@@ -183,10 +189,12 @@ func compare(cfg config, dir, label string, n int, ours *process, scs []scenario
 	return nil
 }
 
-// side is one half of a comparison: a server and the requests it answers.
+// side is one half of a comparison: a server and the requests it answers,
+// and where to put each answer's latency (nil: not measured).
 type side struct {
 	proc *process
 	reqs []request
+	lat  *[]time.Duration
 }
 
 // measureSideBySide warms both sides up, then loads them in turns of
@@ -202,7 +210,7 @@ func measureSideBySide(cfg config, oursSide, baseSide side) (ours, base loadResu
 		before := s.proc.cpuTime()
 		ub, sb := s.proc.userSys()
 		cb := selfCPU()
-		res := runLoad(s.proc.addr, s.reqs, cfg.conns, d)
+		res := runLoadTimed(s.proc.addr, s.reqs, cfg.conns, d, s.lat)
 		res.serverCPU = s.proc.cpuTime() - before
 		ua, sa := s.proc.userSys()
 		res.serverUser, res.serverSys, res.clientCPU = ua-ub, sa-sb, selfCPU()-cb
@@ -280,6 +288,9 @@ func (r *report) markdown() string {
 		}
 		fmt.Fprintf(&b, "; after the gzip scenario too: %.1f MB (%.1f MB anonymous)", mb(m.afterGzip.rss), mb(m.afterGzip.anon))
 		b.WriteString("\n")
+	}
+	if r.usage != nil {
+		b.WriteString(r.usage.markdown(r.cfg))
 	}
 	fmt.Fprintf(&b, "\n%d keep-alive connections, %v per scenario and server after %v warm-up; generator, server under test and baseline share the machine's cores.\n",
 		r.cfg.conns, r.cfg.duration, r.cfg.warmup)

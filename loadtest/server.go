@@ -27,8 +27,10 @@ const (
 	serverProject     = "default"
 )
 
-// startServer runs `bunting server` on SQLite in dir and waits for /health.
-func startServer(bin, dir string) (*process, error) {
+// startServer runs `bunting server` on SQLite in dir (or on the database
+// an extra DATABASE_URL=… names) and waits for /health; extra holds more
+// VAR=value settings.
+func startServer(bin, dir string, extra ...string) (*process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -42,6 +44,7 @@ func startServer(bin, dir string) (*process, error) {
 		"LOG_LEVEL=error",
 		"TMPDIR="+dir,
 	)
+	cmd.Env = append(cmd.Env, extra...)
 	logs := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -51,16 +51,16 @@ type Endpoint struct {
 }
 
 // WaitRegistration waits until the upstream shows that the client appName
-// (instance instanceID) registered: Unleash lists the instance under
-// /api/admin/metrics/applications/:appName; Bunting, which does not serve
-// that path, logs an application-created event for it.
+// (instance instanceID) registered: both list the instance under
+// /api/admin/metrics/applications/:appName, and Bunting's event log also
+// has the application-created event of its first sighting (the event
+// search it reads is Bunting's).
 func (u *Upstream) WaitRegistration(t testing.TB, appName, instanceID string, timeout time.Duration) {
 	t.Helper()
-	if u.Kind == "unleash" {
-		u.Admin().WaitApplicationInstance(t, appName, instanceID, timeout)
-		return
+	u.Admin().WaitApplicationInstance(t, appName, instanceID, timeout)
+	if u.Kind != "unleash" {
+		u.Admin().WaitApplicationCreatedEvent(t, appName, instanceID, timeout)
 	}
-	u.Admin().WaitApplicationCreatedEvent(t, appName, instanceID, timeout)
 }
 
 // Admin returns an admin API client for this upstream.

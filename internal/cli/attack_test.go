@@ -36,7 +36,8 @@ func newAttackSetup(t *testing.T) *attackSetup {
 	port := testutil.FreePort(t)
 	a.url = "http://127.0.0.1:" + strconv.Itoa(port)
 	server := startBunting(t, map[string]string{"PORT": strconv.Itoa(port), "HTTP_HOST": "127.0.0.1", "DATABASE_URL": a.db.URL,
-		"INIT_ADMIN_API_TOKENS": a.admin, "INIT_CLIENT_API_TOKENS": a.client, "INIT_FRONTEND_API_TOKENS": a.frontend, "LOG_LEVEL": "warn"}, "server")
+		"INIT_ADMIN_API_TOKENS": a.admin, "INIT_CLIENT_API_TOKENS": a.client, "INIT_FRONTEND_API_TOKENS": a.frontend, "LOG_LEVEL": "warn",
+		"USAGE_FLUSH_INTERVAL": "200ms"}, "server")
 	server.waitFor(t, a.url+"/health", nil, http.StatusOK)
 	const features = "/api/admin/projects/default/features"
 	for _, name := range []string{"real-a", "real-b"} {

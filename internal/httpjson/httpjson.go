@@ -57,7 +57,7 @@ func Decode(r *http.Request, limit int64, dst any) error {
 // body is a 400.
 func DecodeBody(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return apierr.Validation("The request body is required but was empty.")
+		return EmptyBody()
 	}
 	return Unmarshal(body, dst)
 }
@@ -67,7 +67,7 @@ func DecodeBody(body []byte, dst any) error {
 // UTF-8 in its strings.
 func DecodeUnstored(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return apierr.Validation("The request body is required but was empty.")
+		return EmptyBody()
 	}
 	return decodeError(json.Unmarshal(body, dst), dst)
 }
@@ -94,14 +94,43 @@ func decodeError(err error, dst any) error {
 	case errors.As(err, &typeErr) && typeErr.Field != "" && strings.HasPrefix(typeErr.Value, "number") && integerRange(typeErr.Type) != "":
 		return apierr.Validation("The `%s` property must be a whole number %s; you sent %s.", typeErr.Field, integerRange(typeErr.Type), typeErr.Value)
 	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return apierr.Validation("The `%s` property must be of another type; you sent %s.", typeErr.Field, typeErr.Value)
+		return PropertyTypeError(typeErr.Field, typeErr.Value)
 	case errors.As(err, &typeErr):
-		return apierr.Validation("The request body must be a JSON %s, not %s.", documentKind(dst), typeErr.Value)
+		return DocumentTypeError(documentKind(dst), typeErr.Value)
 	case errors.As(err, &syntaxErr):
-		return apierr.Validation("The request body is not valid JSON: %s at position %d.", syntaxErr.Error(), syntaxErr.Offset)
+		return SyntaxError(fmt.Sprintf("%s at position %d", syntaxErr.Error(), syntaxErr.Offset))
 	default:
 		return apierr.Validation("The request body is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+}
+
+// The errors below are the convention's messages for code that reads a
+// body itself (with a streaming parser) instead of through Unmarshal.
+
+// EmptyBody is the 400 for a required body that is empty.
+func EmptyBody() error { return apierr.Validation("The request body is required but was empty.") }
+
+// SyntaxError is the 400 for a body that is not JSON; detail says where.
+func SyntaxError(detail string) error {
+	return apierr.Validation("The request body is not valid JSON: %s.", strings.TrimSuffix(detail, "."))
+}
+
+// DocumentTypeError is the 400 for a body of the wrong kind: kind is what
+// it must be ("object"), sent what it is ("array").
+func DocumentTypeError(kind, sent string) error {
+	return apierr.Validation("The request body must be a JSON %s, not %s.", kind, sent)
+}
+
+// PropertyTypeError is the 400 for a property of the wrong type; sent
+// says what was sent ("string", "number 1.5").
+func PropertyTypeError(property, sent string) error {
+	return apierr.Validation("The `%s` property must be of another type; you sent %s.", property, sent)
+}
+
+// WholeNumberError is the 400 for a property that must be a 64-bit whole
+// number and is not; sent is what was sent ("number 1.5").
+func WholeNumberError(property, sent string) error {
+	return apierr.Validation("The `%s` property must be a whole number %s; you sent %s.", property, integerRange(reflect.TypeFor[int64]()), sent)
 }
 
 // integerRange describes the values an integer type holds ("" for other

@@ -166,6 +166,7 @@ func TestClientMetricsAndRegister(t *testing.T) {
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"bucket": map[string]any{}}).WantError(t, 400, "ValidationError", "appName")
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"appName": "a", "bucket": map[string]any{"stop": "yesterday"}}).WantError(t, 400, "ValidationError")
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, "not json").WantError(t, 400, "ValidationError")
+		h.FlushUsage(t)
 
 		var usage struct {
 			FeatureName string
@@ -190,17 +191,41 @@ func TestClientMetricsAndRegister(t *testing.T) {
 		}
 		h.Do(t, "GET", "/api/admin/client-metrics/features/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
 		var apps struct {
+			Total        int
 			Applications []struct {
-				AppName, InstanceID, Environment string
-				Strategies                       []string
-				Interval                         int
+				AppName    string
+				Strategies []string
+				Usage      []struct {
+					Project      string
+					Environments []string
+				}
 			}
 		}
 		h.Do(t, "GET", "/api/admin/metrics/applications", h.AdminToken, nil).Want(t, 200).JSON(t, &apps)
-		if len(apps.Applications) != 1 || apps.Applications[0].InstanceID != "i1" || apps.Applications[0].Interval != 1000 ||
-			apps.Applications[0].Environment != "development" || len(apps.Applications[0].Strategies) != 1 {
+		if apps.Total != 1 || len(apps.Applications) != 1 || apps.Applications[0].AppName != "app1" || fmt.Sprint(apps.Applications[0].Strategies) != "[default]" ||
+			fmt.Sprint(apps.Applications[0].Usage) != "[{default [development]}]" {
 			t.Fatalf("applications: %+v", apps)
 		}
+		var app struct {
+			AppName    string
+			Strategies []struct {
+				Name     string
+				NotFound bool
+			}
+			Instances []struct {
+				InstanceID, SDKVersion, SDKType, Environment string
+				LastSeen                                     *time.Time
+			}
+			SeenToggles []struct{ Name, Project string }
+		}
+		h.Do(t, "GET", "/api/admin/metrics/applications/app1", h.AdminToken, nil).Want(t, 200).JSON(t, &app)
+		if len(app.Instances) != 1 || app.Instances[0].InstanceID != "i1" || app.Instances[0].SDKVersion != "x:1" || app.Instances[0].SDKType != "backend" ||
+			app.Instances[0].Environment != "development" || app.Instances[0].LastSeen == nil ||
+			len(app.Strategies) != 1 || app.Strategies[0].Name != "default" || app.Strategies[0].NotFound ||
+			len(app.SeenToggles) != 1 || app.SeenToggles[0].Name != "f1" || app.SeenToggles[0].Project != "default" {
+			t.Fatalf("application: %+v", app)
+		}
+		h.Do(t, "GET", "/api/admin/metrics/applications/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError", "appName=nope")
 	})
 }
 

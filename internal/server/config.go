@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/sso"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Config is the flag server's configuration, parsed once from the
@@ -61,6 +62,9 @@ type Config struct {
 	SSO sso.Config
 	// Integrations holds the integrations' delivery settings.
 	Integrations integrations.Config
+	// Usage says how SDK usage is kept before it is written, and how long
+	// SDK instances stay listed.
+	Usage usage.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -76,8 +80,8 @@ func DefaultConfig() Config {
 }
 
 // Options are the server's options, bound to c, in the order the README
-// shows them: its own, the connection limits, the streaming limits, the
-// signal limits, single sign-on, then the integrations' settings.
+// shows them: its own, the connection limits, the streaming limits, SDK
+// usage, the signal limits, single sign-on, then the integrations' settings.
 func (c *Config) Options() []config.Option {
 	opts := []config.Option{
 		{Name: "port", Env: []string{"PORT", "HTTP_PORT"}, Flag: "port", Default: "4242", Usage: "listening port", Value: config.Port(&c.Port)},
@@ -99,6 +103,7 @@ func (c *Config) Options() []config.Option {
 	}...)
 	opts = append(opts, httpserver.Options(&c.HTTP)...)
 	opts = append(opts, c.Streaming.Options()...)
+	opts = append(opts, c.Usage.Options()...)
 	opts = append(opts, c.Signals.Options()...)
 	opts = append(opts, c.SSO.Options()...)
 	return append(opts, c.Integrations.Options()...)
@@ -152,6 +157,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("INIT_ADMIN_PASSWORD must have at least %d characters", domain.MinPasswordLength))
 	}
 	if err := c.Streaming.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Usage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, t := range c.InitAdminTokens {

@@ -40,6 +40,7 @@ func TestBrowserSDKOnFrontendAPI(t *testing.T) {
 				}
 			}
 		}
+		h.FlushUsage(t)
 		usage := h.Do(t, "GET", "/api/admin/client-metrics/features/flag-on", h.AdminToken, nil).Want(t, 200)
 		if !strings.Contains(string(usage.Body), "frontend-sdk-test") {
 			t.Fatalf("the SDK's metrics were not stored: %s", usage.Body)

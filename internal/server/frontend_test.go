@@ -123,6 +123,7 @@ func TestFrontendAPI(t *testing.T) {
 		h.Do(t, "POST", "/api/frontend/client/metrics", h.FrontendToken, "x", "Content-Type", "text/plain").WantError(t, 415, "ContentTypeError")
 		h.Do(t, "POST", "/api/frontend/client/register", h.FrontendToken, map[string]any{"appName": "web", "interval": 1000, "started": now.Format(time.RFC3339), "strategies": []string{}}).Want(t, 200)
 		h.Do(t, "POST", "/api/frontend/client/register", h.FrontendToken, map[string]any{"appName": "web"}).WantError(t, 400, "ValidationError", "interval")
+		h.FlushUsage(t)
 		usage := h.Do(t, "GET", "/api/admin/client-metrics/features/user-only", h.AdminToken, nil).Want(t, 200)
 		if !strings.Contains(string(usage.Body), `"web"`) {
 			t.Fatalf("usage not stored: %s", usage.Body)

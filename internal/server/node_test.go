@@ -72,6 +72,7 @@ func TestNodeSDKReadsFlagsAndPostsMetrics(t *testing.T) {
 				Variants map[string]int
 			}
 		}
+		h.FlushUsage(t)
 		h.Do(t, "GET", "/api/admin/client-metrics/features/flag-on", h.AdminToken, nil).Want(t, 200).JSON(t, &usage)
 		if len(usage.Data) != 1 || usage.Data[0].AppName != "bunting-node-sdk-test" || usage.Data[0].Yes < 2 || usage.Data[0].Variants["blue"] < 1 {
 			t.Fatalf("metrics from the SDK: %+v", usage)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -171,12 +172,18 @@ func TestOpenAPIResponsesMatchSchemas(t *testing.T) {
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"appName": "doc-app", "instanceId": "i1",
 			"bucket": map[string]any{"start": "2026-01-01T00:00:00Z", "stop": "2026-01-01T00:01:00Z",
 				"toggles": map[string]any{"doc-flag": map[string]any{"yes": 1, "no": 0}}}})
+		now := time.Now().UTC().Format(time.RFC3339)
+		h.Do(t, "POST", "/api/client/register", h.ClientToken, map[string]any{"appName": "doc-app", "instanceId": "i1", "sdkVersion": "unleash-client-node:6.1.0",
+			"interval": 1000, "started": now, "strategies": []string{"default", "not-on-this-server"}}).Want(t, 202)
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, map[string]any{"appName": "doc-app", "instanceId": "i1",
+			"bucket": map[string]any{"start": now, "stop": now, "toggles": map[string]any{"doc-flag": map[string]any{"yes": 1, "no": 0}, "gone-flag": map[string]any{"yes": 1}}}})
+		h.FlushUsage(t)
 
 		// Path parameters: the first value that answers 200 wins.
 		candidates := map[string][]string{
 			"projectId": {"default"}, "featureName": {"doc-flag"}, "environment": {"development"},
 			"name": {"development", "flexibleRollout", "doc-tags", "doc-field"}, "type": {"doc-tags"},
-			"id": {"1", itoa(robot.ID), "release"}, "segmentId": {"1"}, "strategyId": {strategy.ID},
+			"id": {"1", itoa(robot.ID), "release"}, "segmentId": {"1"}, "strategyId": {strategy.ID}, "appName": {"doc-app"},
 		}
 		validated := 0
 		for path, item := range doc.Paths.Map() {

@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/sso"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Server is the flag server's HTTP handler.
@@ -52,6 +53,8 @@ type Server struct {
 	// serves their API.
 	integrations *integrations.Service
 	addons       *integrationsapi.API
+	// usage keeps what SDKs report and writes it in batches.
+	usage *usage.Service
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 }
@@ -70,12 +73,14 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
 	s.ops = opsapi.New(st)
-	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
+	s.usage = usage.New(cfg.Usage, st, log)
+	s.ops.AddCollectors(s.usage.Collectors()...)
+	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests, s.usage)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
-	s.admin = adminapi.New(st, s.signals)
+	s.admin = adminapi.New(st, s.signals, s.usage)
 	if s.integrations, err = integrations.New(cfg.Integrations, st, log, cfg.BaseURL); err != nil {
 		return nil, err
 	}
@@ -105,6 +110,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // own goroutine next to the HTTP server.
 func (s *Server) Run(ctx context.Context) {
 	go s.runStaleChecks(ctx)
+	go s.usage.Run(ctx)
 	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
 	defer s.runIntegrations(ctx)()
@@ -154,11 +160,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 	}
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
+	err := hs.Shutdown(shutdownCtx)
+	// Every report accepted before the shutdown is written now.
+	flushErr := s.flushAtShutdown()
+	if err != nil {
 		return err
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return flushErr
+}
+
+// FlushUsage writes the SDK usage and instances counted in memory now,
+// instead of at the next flush interval.
+func (s *Server) FlushUsage(ctx context.Context) error { return s.usage.Flush(ctx) }
+
+// flushAtShutdown writes what SDKs reported before the server stopped
+// accepting requests.
+func (s *Server) flushAtShutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.usage.Flush(ctx); err != nil {
+		return fmt.Errorf("writing SDK usage at shutdown: %w", err)
 	}
 	return nil
 }

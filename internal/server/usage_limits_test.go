@@ -36,6 +36,7 @@ func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
 		h.Do(t, "POST", "/api/frontend/client/metrics", h.FrontendToken, body(toggles)).Want(t, 200)
 		huge := map[string]any{"f1": map[string]any{"yes": int64(math.MaxInt64), "no": 0, "variants": map[string]any{"blue": int64(math.MaxInt64)}}}
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(huge)).Want(t, 202)
+		h.FlushUsage(t)
 
 		var names []string
 		rows, err := h.Store.DB().Query(`SELECT DISTINCT feature_name FROM client_metrics_hourly UNION SELECT DISTINCT feature_name || '/' || variant FROM client_metrics_variants_hourly`)
@@ -64,8 +65,15 @@ func TestMetricsStoreOnlyKnownFlags(t *testing.T) {
 			usage.Data[0].Variants["blue"] != math.MaxInt64 || usage.Data[0].Variants["disabled"] != 2 {
 			t.Fatalf("usage %+v: the counts should add up, saturating", usage.Data)
 		}
-		// A second huge report still saturates instead of overflowing.
+		// A second huge report still saturates instead of overflowing, in
+		// memory and in the database.
 		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(huge)).Want(t, 202)
+		h.Do(t, "POST", "/api/client/metrics", h.ClientToken, body(huge)).Want(t, 202)
+		h.FlushUsage(t)
+		h.Do(t, "GET", "/api/admin/client-metrics/features/f1", h.AdminToken, nil).Want(t, 200).JSON(t, &usage)
+		if len(usage.Data) != 1 || usage.Data[0].Yes != math.MaxInt64 || usage.Data[0].Variants["blue"] != math.MaxInt64 {
+			t.Fatalf("usage %+v after more huge reports, want the counts saturated", usage.Data)
+		}
 	})
 }
 

@@ -28,6 +28,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /tokens", h.withSession(h.tokens))
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
+	m.HandleFunc("GET /applications", h.withSession(h.applications))
+	m.HandleFunc("GET /applications/{appName}", h.withSession(h.application))
 	h.signalRoutes()
 	h.integrationRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
@@ -230,6 +232,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		Events []event `json:"events"`
 	}
 	var usage map[string]any
+	var apps flagApplications
 	var types struct {
 		Types []named `json:"types"`
 	}
@@ -241,6 +244,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		{"/api/admin/features/" + url.PathEscape(name) + "/tags", &tags}, {"/api/admin/tag-types", &tagTypes},
 		{"/api/admin/events/" + url.PathEscape(name), &events},
 		{"/api/admin/client-metrics/features/" + url.PathEscape(name), &usage}, {"/api/admin/feature-types", &types},
+		{"/api/admin/client-metrics/features/" + url.PathEscape(name) + "/applications", &apps},
 	} {
 		if err := h.call(r, s, "GET", c.path, nil, c.out); err != nil {
 			h.fail(w, r, s, err)
@@ -255,7 +259,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		"Flag": flag, "Project": project, "Name": name, "API": h.base + base,
 		"Segments": segments.Segments, "SegmentNames": segmentNames, "StrategyTypes": strategies.Strategies, "ContextFields": fields,
 		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": diffEvents(events.Events), "Operators": operators,
-		"Chart": exposureChart(usage), "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
+		"Chart": exposureChart(usage), "Applications": apps, "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
 	}})
 }
 

@@ -68,9 +68,6 @@ type (
 		Environments map[string]*time.Time `json:"environments"`
 		Data         []store.UsageRow      `json:"data"`
 	}
-	applicationList struct {
-		Applications []store.ApplicationInstance `json:"applications"`
-	}
 	strategyTypeList struct {
 		Version    int                  `json:"version"`
 		Strategies []store.StrategyType `json:"strategies"`

@@ -4,6 +4,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Register registers the admin API: admin tokens and users with a root
@@ -150,8 +151,12 @@ func (s *API) Register(r route.Registrar) {
 		api("Metrics", "A flag's hourly usage reported by SDKs", 200, nil, featureUsageReport{}))
 	r.Admin("GET /api/admin/client-metrics/features/{featureName}/raw", "", s.featureUsage,
 		api("Metrics", "A flag's hourly usage (raw rows)", 200, nil, featureUsageReport{}))
+	r.Admin("GET /api/admin/client-metrics/features/{featureName}/applications", "", s.flagApplications,
+		api("Metrics", "The applications, and their SDK versions, that asked for a flag in the last hour and day", 200, nil, usage.FlagApplications{}))
 	r.Admin("GET /api/admin/metrics/applications", "", s.listApplications,
-		api("Metrics", "Applications seen by the server", 200, nil, applicationList{}))
+		api("Metrics", "Applications seen by the server (query, offset, limit, sortOrder)", 200, nil, usage.ApplicationList{}))
+	r.Admin("GET /api/admin/metrics/applications/{appName}", "", s.getApplication,
+		api("Metrics", "An application: its instances not yet stale and the flags it reported in the last day", 200, nil, usage.ApplicationDetails{}))
 
 	// Strategy types.
 	r.Admin("GET /api/admin/strategies", "", s.listStrategyTypes,

@@ -54,6 +54,9 @@ func New(st *store.Store) *Ops {
 	return m
 }
 
+// AddCollectors adds collectors to the server's Prometheus registry.
+func (o *Ops) AddCollectors(cs ...prometheus.Collector) { o.registry.MustRegister(cs...) }
+
 // countLiveFeatures counts the live flags for the gauge (-1 on error).
 func (o *Ops) countLiveFeatures() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/stream"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Config is what the SDK APIs take from the server's configuration.
@@ -41,14 +42,19 @@ type API struct {
 	client *clientCache
 	hub    *stream.Hub // streaming and delta (streaming.go)
 	front  *frontendAPI
+	// usage counts metrics and registrations (handlers_metrics.go), which
+	// look flags up in flagIndex (usage_limits.go).
+	usage     *usage.Service
+	flagIndex flagIndexCache
 	// frontendRequests counts frontend API evaluations by endpoint.
 	frontendRequests *prometheus.CounterVec
 }
 
 // New builds the SDK APIs on st; tokens resolves the secrets that OFREP
-// and open streams present, frontendRequests counts frontend evaluations.
-func New(cfg Config, st *store.Store, log *slog.Logger, tokens TokenResolver, frontendRequests *prometheus.CounterVec) *API {
-	s := &API{cfg: cfg, store: st, log: log, tokens: tokens, frontendRequests: frontendRequests}
+// and open streams present, frontendRequests counts frontend evaluations,
+// and u keeps what SDKs report.
+func New(cfg Config, st *store.Store, log *slog.Logger, tokens TokenResolver, frontendRequests *prometheus.CounterVec, u *usage.Service) *API {
+	s := &API{cfg: cfg, store: st, log: log, tokens: tokens, frontendRequests: frontendRequests, usage: u}
 	s.client = newClientCache(s)
 	s.hub = s.newHub()
 	s.front = newFrontendAPI(s)

@@ -150,13 +150,13 @@ func (f *frontendAPI) preflight() http.Handler {
 	}))
 }
 
-// frontendMetrics stores the usage a front-end SDK posts, like the client
+// frontendMetrics counts the usage a front-end SDK posts, like the client
 // API's metrics, and answers 200 OK.
 func (s *API) frontendMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
-	if err := s.recordMetrics(r); err != nil {
+	if err := s.recordMetrics(w, r, sdkFrontend); err != nil {
 		return err
 	}
 	return httpjson.WriteOK(w)
@@ -167,15 +167,7 @@ func (s *API) frontendRegister(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.RequireJSON(r); err != nil {
 		return err
 	}
-	var body registerBody
-	if err := httpjson.Decode(r, 0, &body); err != nil {
-		return err
-	}
-	app, err := body.application(r, false)
-	if err != nil {
-		return err
-	}
-	if err := s.seeApplication(r, app); err != nil {
+	if err := s.register(r, sdkFrontend, false); err != nil {
 		return err
 	}
 	return httpjson.WriteOK(w)

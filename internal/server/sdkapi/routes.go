@@ -3,6 +3,7 @@ package sdkapi
 import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/server/route"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // Register registers the APIs that SDKs call: the client API (client
@@ -14,9 +15,9 @@ func (s *API) Register(r route.Registrar) {
 	r.Client("GET /api/client/features/{featureName}", s.clientFeature,
 		route.API("Client API", "One flag of the token's environment", 200, nil, engine.Feature{}))
 	r.Client("POST /api/client/register", s.clientRegister, route.JSON,
-		route.API("Client API", "Register an SDK instance", 202, registerBody{}, nil))
+		route.API("Client API", "Register an SDK instance", 202, usage.RegisterBody{}, nil))
 	r.Client("POST /api/client/metrics", s.clientMetrics, route.JSON,
-		route.API("Client API", "Report flag usage", 202, metricsBody{}, nil))
+		route.API("Client API", "Report flag usage", 202, usage.MetricsBody{}, nil))
 	r.Client("GET /api/client/streaming", s.clientStreaming)
 	r.Client("GET /api/client/delta", s.clientDelta)
 

@@ -1,154 +1,79 @@
 package sdkapi
 
 import (
-	"net/http"
-	"slices"
-	"strings"
-	"unicode/utf8"
+	"sync/atomic"
 
-	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
-	"github.com/bunting-flags/bunting/internal/store"
+	"github.com/bunting-flags/bunting/internal/usage"
 )
 
-// What SDKs report (metrics and registrations) is stored only within
-// these bounds: any holder of a frontend token, which is public, can post.
-const (
-	// maxReportedText bounds appName, instanceId, sdkVersion and each
-	// registered strategy name.
-	maxReportedText = 255
-	// maxRegisteredStrategies bounds a registration's strategy list.
-	maxRegisteredStrategies = 100
-)
-
-// checkReportedText rejects a reported value that is too long, not UTF-8
-// or holds a NUL (which PostgreSQL cannot store).
-func checkReportedText(property, v string) error {
-	switch {
-	case len(v) > maxReportedText:
-		return apierr.Validation("The `%s` property must be at most %d bytes long.", property, maxReportedText)
-	case !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0:
-		return apierr.Validation("The `%s` property must be UTF-8 text without NUL characters.", property)
-	}
-	return nil
+// knownFlags is what a report may count (usage.Flags): the flags of the
+// snapshot that the token sees in its environment, with their variants.
+// So what one report stores is bounded by the configuration, whatever
+// names a client makes up.
+type knownFlags struct {
+	idx *flagIndex
+	p   *domain.Principal
 }
 
-// checkReporter checks who reports: an application name (required), an
-// instance id and an SDK version.
-func checkReporter(appName, instanceID, sdkVersion string) error {
-	if appName == "" {
-		return apierr.Validation("The `appName` property is required. It was not present on the data you sent.")
-	}
-	for _, f := range [][2]string{{"appName", appName}, {"instanceId", instanceID}, {"sdkVersion", sdkVersion}} {
-		if err := checkReportedText(f[0], f[1]); err != nil {
-			return err
-		}
-	}
-	return nil
+// flagIndex finds a snapshot's flags by environment and name, as metrics
+// reports look them up: every flag a report counts, once.
+type flagIndex struct {
+	cs    *clientSnapshot
+	byEnv map[string]map[string]*indexedFlag
 }
 
-// checkRegistration checks a registration's values once the required
-// properties are there.
-func checkRegistration(b registerBody) error {
-	if err := checkReporter(b.AppName, b.InstanceID, b.SDKVersion); err != nil {
-		return err
-	}
-	if *b.Interval < 0 {
-		return apierr.Validation("The `interval` property must be a number of milliseconds >= 0.")
-	}
-	if len(b.Strategies) > maxRegisteredStrategies {
-		return apierr.Validation("The `strategies` property may hold at most %d names.", maxRegisteredStrategies)
-	}
-	for _, name := range b.Strategies {
-		if err := checkReportedText("strategies", name); err != nil {
-			return err
-		}
-	}
-	return nil
+// indexedFlag is a flag of one environment with its project.
+type indexedFlag struct {
+	usage.KnownFlag
+	project string
 }
 
-// knownUsage turns reported counts into the usage to store: negative
-// counts are a 400; flags the calling token cannot see in its environment,
-// and variants those flags do not have ("disabled" excepted), are dropped,
-// as Unleash drops unknown flags. So what one report stores is bounded by
-// the configuration, whatever names a client makes up.
-func (s *API) knownUsage(r *http.Request, toggles map[string]reportedToggle) (map[string]store.FlagUsage, error) {
-	for name, t := range toggles {
-		if t.Yes < 0 || t.No < 0 {
-			return nil, apierr.Validation("The `bucket.toggles.%s` counts must not be negative.", name)
-		}
-		for v, n := range t.Variants {
-			if n < 0 {
-				return nil, apierr.Validation("The `bucket.toggles.%s.variants.%s` count must not be negative.", name, v)
+// flagIndexCache holds the index of the latest snapshot.
+type flagIndexCache = atomic.Pointer[flagIndex]
+
+// flagIndexOf returns the index of cs, building it once per snapshot.
+func (s *API) flagIndexOf(cs *clientSnapshot) *flagIndex {
+	if idx := s.flagIndex.Load(); idx != nil && idx.cs == cs {
+		return idx
+	}
+	idx := &flagIndex{cs: cs, byEnv: make(map[string]map[string]*indexedFlag, len(cs.byEnv))}
+	for env, flags := range cs.byEnv {
+		m := make(map[string]*indexedFlag, len(flags))
+		for i := range flags {
+			f := &flags[i].withSegments
+			e := &indexedFlag{KnownFlag: usage.KnownFlag{Name: f.Name}, project: f.Project}
+			for _, v := range f.Variants {
+				e.Variants = append(e.Variants, v.Name)
 			}
-		}
-	}
-	usage := map[string]store.FlagUsage{}
-	if len(toggles) == 0 {
-		return usage, nil
-	}
-	cs, err := s.client.snapshot(r)
-	if err != nil {
-		return nil, err
-	}
-	p := domain.PrincipalFrom(r.Context())
-	for name, t := range toggles {
-		flag := cs.flag(p.Environment, name)
-		if flag == nil || !p.CanSeeProject(flag.withSegments.Project) {
-			continue
-		}
-		u := store.FlagUsage{Yes: t.Yes, No: t.No}
-		for v, n := range t.Variants {
-			if hasVariant(flag, v) {
-				if u.Variants == nil {
-					u.Variants = map[string]int64{}
+			for _, st := range f.Strategies {
+				for _, v := range st.Variants {
+					e.Variants = append(e.Variants, v.Name)
 				}
-				u.Variants[v] = n
 			}
+			m[f.Name] = e
 		}
-		usage[name] = u
+		idx.byEnv[env] = m
 	}
-	return usage, nil
+	s.flagIndex.Store(idx)
+	return idx
 }
 
-// flag finds a flag of the snapshot in env; a token for every environment
-// ("*") sees a flag of any environment.
-func (cs *clientSnapshot) flag(env, name string) *clientFlag {
-	find := func(flags []clientFlag) *clientFlag {
-		i, ok := slices.BinarySearchFunc(flags, name, func(f clientFlag, n string) int { return strings.Compare(f.withSegments.Name, n) })
-		if !ok {
-			return nil
-		}
-		return &flags[i]
-	}
-	if env != "*" && env != "" {
-		return find(cs.byEnv[env])
-	}
-	for _, flags := range cs.byEnv {
-		if f := find(flags); f != nil {
-			return f
-		}
-	}
-	return nil
-}
-
-// hasVariant reports whether v names one of the flag's variants (of the
-// environment or of a strategy) or the "disabled" fallback.
-func hasVariant(f *clientFlag, v string) bool {
-	if v == "disabled" {
-		return true
-	}
-	for _, fv := range f.withSegments.Variants {
-		if fv.Name == v {
-			return true
-		}
-	}
-	for _, st := range f.withSegments.Strategies {
-		for _, sv := range st.Variants {
-			if sv.Name == v {
-				return true
+// Flag returns the flag when the token sees it in its environment; a
+// token for every environment ("*") sees a flag of any environment.
+func (k knownFlags) Flag(name []byte) (*usage.KnownFlag, bool) {
+	var f *indexedFlag
+	if env := k.p.Environment; env != "*" && env != "" {
+		f = k.idx.byEnv[env][string(name)] // a map index: no copy of name
+	} else {
+		for _, flags := range k.idx.byEnv {
+			if f = flags[string(name)]; f != nil {
+				break
 			}
 		}
 	}
-	return false
+	if f == nil || !k.p.CanSeeProject(f.project) {
+		return nil, false
+	}
+	return &f.KnownFlag, true
 }

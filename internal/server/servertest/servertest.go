@@ -360,6 +360,16 @@ func At(addr string) Option {
 // also runs at cleanup, and may be called more than once.
 func (h *Harness) Stop() { h.stop() }
 
+// FlushUsage writes the SDK usage and instances the server counted in
+// memory (which it does by itself every few seconds), so that a test can
+// read them back at once.
+func (h *Harness) FlushUsage(t testing.TB) {
+	t.Helper()
+	if err := h.Server.FlushUsage(context.Background()); err != nil {
+		t.Fatalf("flush usage: %v", err)
+	}
+}
+
 // Logs returns what the server has logged so far (warnings and errors).
 func (h *Harness) Logs() string { return h.logs.String() }
 
