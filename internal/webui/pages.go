@@ -52,10 +52,7 @@ func (h *Handler) cached(next http.Handler) http.Handler {
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	next := r.URL.Query().Get("next")
-	if !strings.HasPrefix(next, h.base+"/") || strings.HasPrefix(next, "//") {
-		next = h.base + "/flags"
-	}
+	next := localNext(h.base, r.URL.Query().Get("next"))
 	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": next}})
 }
 
