@@ -36,8 +36,7 @@ func (h *Handler) routes() {
 			apierr.Write(w, r, h.log, apierr.NotFound("The path you were looking for (%s) is not available.", r.URL.Path))
 			return
 		}
-		w.WriteHeader(http.StatusNotFound)
-		h.render(w, r, "error", page{Title: "Not found", Data: map[string]any{"Status": 404, "Message": "There is no page at " + r.URL.Path + "."}})
+		h.renderStatus(w, r, http.StatusNotFound, "error", page{Title: "Not found", Data: map[string]any{"Status": 404, "Message": "There is no page at " + r.URL.Path + "."}})
 	})
 }
 

@@ -232,6 +232,15 @@ type page struct {
 // render writes a full page, or only its "content" block for htmx requests
 // that ask for a fragment (HX-Target set).
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p page) {
+	h.renderStatus(w, r, http.StatusOK, name, p)
+}
+
+// pagePolicy is the pages' Content-Security-Policy: their own scripts and
+// styles only, and no framing.
+const pagePolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'"
+
+// renderStatus is render with another status than 200 (error pages).
+func (h *Handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t := h.pages[name]
 	if p.Query == nil {
 		p.Query = r.URL.Query()
@@ -248,9 +257,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", pagePolicy)
 	w.Header().Set("Vary", "HX-Request, HX-Target")
+	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -282,6 +291,5 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	} else {
 		h.log.Error("web UI page failed", "path", r.URL.Path, "err", err)
 	}
-	w.WriteHeader(status)
-	h.render(w, r, "error", page{Title: "Error", Session: s, Data: map[string]any{"Status": status, "Message": msg}})
+	h.renderStatus(w, r, status, "error", page{Title: "Error", Session: s, Data: map[string]any{"Status": status, "Message": msg}})
 }
