@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -111,10 +112,11 @@ func (b *uiBrowser) signInTo(base, next string, prepare string) string {
 	if prepare != "" {
 		eval[bool](b, prepare)
 	}
-	b.do("sign in",
-		chromedp.SendKeys("#username", servertest.AdminUser),
-		chromedp.SendKeys("#password", servertest.AdminPassword),
-		chromedp.Click(`#login button[type="submit"]`))
+	// The fields are filled as typing would (input events), in one step
+	// each rather than a key at a time, to keep 70 sign-ins quick.
+	b.set("#username", servertest.AdminUser)
+	b.set("#password", servertest.AdminPassword)
+	b.do("sign in", chromedp.Click(`#login button[type="submit"]`))
 	b.waitFor("the browser to leave the sign-in page",
 		`!location.href.startsWith(`+jsString(base+"/login")+`) && document.readyState === "complete"`)
 	return eval[string](b, `location.href`)
@@ -144,11 +146,22 @@ func TestSignInRedirectStaysOnServer(t *testing.T) {
 	for _, next := range hostileNext {
 		check("server", next, b.signInTo(h.URL, next, ""), h.URL+"/flags")
 	}
-	// The script checks again: a hostile value put into the form (as if the
-	// server had let it through) still ends on the flags list.
+	// The script checks again: every hostile value, as the page's check
+	// reads it, is the flags list; and put into the form (as if the server
+	// had let it through) a sign-in still ends there.
 	for _, next := range hostileNext {
+		if got := eval[string](b, `buntingLocalPath(`+jsString(next)+`)`); got != "/flags" {
+			t.Errorf("the script's check lets next=%q through as %q", next, got)
+		}
+	}
+	for _, next := range []string{`/\evil.example/`, "/\t/evil.example/", "//evil.example/", "https:evil.example", "javascript:alert(1)", "/%2F/evil.example/"} {
 		put := `(() => { document.querySelector("#login").dataset.then = ` + jsString(next) + `; return true })()`
 		check("script", next, b.signInTo(h.URL, "/flags", put), h.URL+"/flags")
+	}
+	for _, next := range []string{"/events?type=feature-created", "/flags#top", "/projects/default/flags/a%20b"} {
+		if got := eval[string](b, `buntingLocalPath(`+jsString(next)+`)`); got != next {
+			t.Errorf("the script's check turns next=%q into %q", next, got)
+		}
 	}
 	for _, next := range []string{"/events?type=feature-created", "/projects/default/flags/nope", "/account"} {
 		check("safe", next, b.signInTo(h.URL, next, ""), h.URL+next)
@@ -166,4 +179,60 @@ func TestSignInRedirectStaysOnServer(t *testing.T) {
 			t.Errorf("the browser requested %s", u)
 		}
 	}
+}
+
+// TestSignInWithoutScript: with the page's script failing to load, the
+// sign-in form still signs in, by a form post, and leads to the checked
+// next; no request the browser made carried the password in its URL; a
+// wrong password shows the error on the page again.
+func TestSignInWithoutScript(t *testing.T) {
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	b := newUIBrowser(t)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	_, err := chromedp.Call(ctx, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: []*network.BlockPattern{{URLPattern: "*://*:*/static/app.js", Block: true}}})
+	cancel()
+	if err != nil {
+		t.Fatalf("block app.js: %v", err)
+	}
+	submit := func(next, password string) {
+		t.Helper()
+		b.open(h.URL + "/login?next=" + url.QueryEscape(next))
+		b.do("sign in without script",
+			chromedp.SendKeys("#username", servertest.AdminUser),
+			chromedp.SendKeys("#password", password),
+			chromedp.Click(`#login button[type="submit"]`))
+	}
+	const wrong = "wrong-password-in-the-url"
+	submit("/events", wrong)
+	b.waitFor("the error on the page", `!!document.querySelector("[data-error]") && document.querySelector("[data-error]").textContent.includes("Wrong username or password")`)
+	submit("/events", servertest.AdminPassword)
+	b.waitFor("the events page", `location.pathname === "/events" && !!document.querySelector("#who")`)
+	for _, next := range []string{`/\evil.example/`, "/\t/evil.example/", "//evil.example/", "https:evil.example", "javascript:alert(1)"} {
+		submit(next, servertest.AdminPassword)
+		b.waitFor("the flags list for next="+next, `location.href === `+jsString(h.URL+"/flags")+` && !!document.querySelector("#who")`)
+	}
+	if n := eval[int](b, `[...document.scripts].filter(s => s.src.endsWith("/static/app.js")).length`); n != 1 {
+		t.Fatalf("the page has %d app.js scripts; the test blocks it to sign in without script", n)
+	}
+	seen := b.urls.snapshot().urls
+	for _, u := range seen {
+		if strings.Contains(u, wrong) || strings.Contains(u, url.QueryEscape(servertest.AdminPassword)) || strings.Contains(u, "password=") {
+			t.Errorf("a request carried the password in its URL: %s", u)
+		}
+		if !strings.HasPrefix(u, h.URL+"/") {
+			t.Errorf("the browser requested %s", u)
+		}
+	}
+	if !slicesContains(seen, h.URL+"/static/app.js") {
+		t.Errorf("the browser never asked for app.js (it should ask and be refused): %v", seen)
+	}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

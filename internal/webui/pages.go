@@ -15,6 +15,7 @@ func (h *Handler) routes() {
 	m := h.mux
 	m.Handle("GET /static/", h.cached(h.static))
 	m.HandleFunc("GET /login", h.login)
+	m.HandleFunc("POST /login", h.loginForm)
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, h.base+"/flags", http.StatusSeeOther)
 	})
@@ -48,11 +49,6 @@ func (h *Handler) cached(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		next.ServeHTTP(w, r)
 	})
-}
-
-func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	next := localNext(h.base, r.URL.Query().Get("next"))
-	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": next}})
 }
 
 // flagRow is one flag of the flags list.

@@ -1,9 +1,83 @@
 package webui
 
 import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 )
+
+// login shows the sign-in page. Its form is signed in by the page's
+// script (the JSON sign-in route, then the checked next); without script
+// the browser posts the same form to loginForm, so a password never goes
+// into a URL.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": localNext(h.base, r.URL.Query().Get("next"))}})
+}
+
+// loginForm signs in from the sign-in form posted without script: the
+// same sign-in the script makes (POST /auth/simple/login, in process, with
+// the browser's address, Origin and scheme, so the same limits, checks and
+// cookie apply), then a 303 to the checked next; on failure the page
+// again with the error and the name typed. A post that does not come from
+// a page of this server (Origin, or Referer when a browser sends no
+// Origin) is refused, so another site cannot sign a visitor in to an
+// account of its choosing.
+func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
+	fail := func(status int, username, next, msg string) {
+		h.renderStatus(w, r, status, "login", page{Title: "Sign in", Data: map[string]any{"Next": next, "Username": username, "Error": msg}})
+	}
+	if !postedFromHere(r) {
+		fail(http.StatusForbidden, "", h.base+"/flags", "Sign-in from another site was refused. Open this server's sign-in page and try again.")
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		fail(http.StatusUnsupportedMediaType, "", h.base+"/flags", "The sign-in form must be posted as a form.")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		fail(http.StatusBadRequest, "", h.base+"/flags", "The sign-in form could not be read.")
+		return
+	}
+	username, next := r.PostForm.Get("username"), localNext(h.base, r.PostForm.Get("next"))
+	body, _ := json.Marshal(map[string]string{"username": username, "password": r.PostForm.Get("password")})
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/auth/simple/login", bytes.NewReader(body))
+	req.Host, req.RemoteAddr, req.TLS = r.Host, r.RemoteAddr, r.TLS
+	req.Header.Set("Content-Type", "application/json")
+	for _, k := range []string{"Origin", "X-Forwarded-Proto"} {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.api.ServeHTTP(rec, req)
+	if rec.Code == http.StatusOK {
+		w.Header()["Set-Cookie"] = rec.Header()["Set-Cookie"]
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	var e struct{ Message string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &e)
+	if ra := rec.Header().Get("Retry-After"); ra != "" {
+		w.Header().Set("Retry-After", ra)
+	}
+	fail(rec.Code, username, next, e.Message)
+}
+
+// postedFromHere reports whether a form post comes from a page of this
+// server: its Origin names this host, or, from a browser that sends no
+// Origin, its Referer does. An opaque origin ("null") is refused.
+func postedFromHere(r *http.Request) bool {
+	from := r.Header.Get("Origin")
+	if from == "" {
+		from = r.Header.Get("Referer")
+	}
+	u, err := url.Parse(from)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
 
 // localNext is where the sign-in page sends a person once signed in: next
 // when it is a page of this server under base, else the flags list. A

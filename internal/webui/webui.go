@@ -110,8 +110,11 @@ func New(o Options) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Handles reports whether a request that no API route matched is the UI's:
-// any GET or HEAD outside the API prefixes.
+// any GET or HEAD outside the API prefixes, and the sign-in form's post.
 func Handles(r *http.Request) bool {
+	if r.Method == http.MethodPost && r.URL.Path == "/login" {
+		return true
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}

@@ -237,6 +237,8 @@
     return base + "/flags";
   }
 
+  window.buntingLocalPath = localPath; // for the browser tests
+
   function then(where, r, form) {
     if (!where) return;
     if (where === "reload") { location.reload(); return; }
