@@ -46,8 +46,29 @@ browser-deps: ## Install Debian's chromium for the e2e tests when it is missing
 	  { echo "could not install chromium: install it (apt-get install chromium) or set BUNTING_CHROMIUM"; exit 1; }; \
 	fi
 
+# make test runs the PostgreSQL half of every storage test, as CI does: it
+# uses TEST_POSTGRES_URL, else the local server below, and stops at once,
+# saying how to set it, when that does not answer (postgres-check).
+TEST_POSTGRES_LOCAL := postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+test: export TEST_POSTGRES_URL ?= $(TEST_POSTGRES_LOCAL)
+test: export BUNTING_REQUIRE_POSTGRES := 1
+
+.PHONY: postgres-check
+postgres-check:
+	@url="$${TEST_POSTGRES_URL-$(TEST_POSTGRES_LOCAL)}"; \
+	  if [ -z "$$url" ]; then echo "TEST_POSTGRES_URL is empty: unset it to use $(TEST_POSTGRES_LOCAL), or set it to your PostgreSQL's URL"; exit 1; fi; \
+	  hostport=$$(printf '%s' "$$url" | sed -E 's|^[a-zA-Z]+://([^@/]*@)?(\[[^]]*\]\|[^:/?]*)(:([0-9]+))?.*$$|\2 \4|'); \
+	  host=$${hostport% *}; port=$${hostport#* }; host=$${host:-127.0.0.1}; port=$${port:-5432}; \
+	  if ! (exec 3<>"/dev/tcp/$${host//[\[\]]/}/$$port") 2>/dev/null; then \
+	    echo "make test runs the PostgreSQL tests as CI does, but PostgreSQL at $$host:$$port does not answer."; \
+	    echo "Start PostgreSQL there (user postgres, database test, trust auth on loopback), or point the tests"; \
+	    echo "at another one: TEST_POSTGRES_URL='postgres://USER@HOST:PORT/DATABASE?sslmode=disable' make test"; \
+	    echo "(TEST_POSTGRES_URL now: $$url)"; \
+	    exit 1; \
+	  fi
+
 .PHONY: test
-test: node-deps browser-deps lint ## Run everything CI runs (needs TEST_POSTGRES_URL for the PostgreSQL half)
+test: postgres-check node-deps browser-deps lint ## Run everything CI runs, PostgreSQL included (TEST_POSTGRES_URL, default the local server)
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -v -run='^TestClientSpecification$$' ./engine
 	$(GO) test -count=1 -race -timeout 20m ./engine/...
