@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -158,6 +159,35 @@ func TestSignInFormWithoutScript(t *testing.T) {
 			res := formLogin(t, h, ok, hdr...)
 			if res.StatusCode != http.StatusForbidden || len(res.Cookies()) > 0 {
 				t.Errorf("form sign-in with %v: %s, cookies %v; want 403 and no session", hdr, res.Status, res.Cookies())
+			}
+		}
+		// What is not a browser gets the API's error bodies.
+		for _, c := range []struct {
+			status  int
+			name    string
+			body    string
+			headers []string
+		}{
+			{403, "NoAccessError", ok.Encode(), []string{"Origin", "https://evil.example"}},
+			{401, "AuthenticationRequired", bad.Encode(), nil},
+			{415, "ContentTypeError", `{"username":"admin"}`, []string{"Content-Type", "application/json"}},
+			{400, "ValidationError", "username=%zz", nil},
+		} {
+			req, _ := http.NewRequest("POST", h.URL+"/login", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", h.URL)
+			for i := 0; i+1 < len(c.headers); i += 2 {
+				req.Header.Set(c.headers[i], c.headers[i+1])
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := readAll(t, res)
+			res.Body.Close()
+			var e struct{ ID, Name, Message string }
+			if res.StatusCode != c.status || json.Unmarshal([]byte(body), &e) != nil || e.ID == "" || e.Name != c.name || e.Message == "" {
+				t.Errorf("POST /login (not a browser) %v: %s %s, want %d %s", c.headers, res.Status, body, c.status, c.name)
 			}
 		}
 		// Without Origin, a Referer of this server is enough (older browsers).

@@ -3,11 +3,15 @@ package webui
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/bunting-flags/bunting/internal/apierr"
 )
 
 // login shows the sign-in page. Its form is signed in by the page's
@@ -27,19 +31,33 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 // Origin) is refused, so another site cannot sign a visitor in to an
 // account of its choosing.
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
-	fail := func(status int, username, next, msg string) {
-		h.renderStatus(w, r, status, "login", page{Title: "Sign in", Data: map[string]any{"Next": next, "Username": username, "Error": msg}})
+	// A browser gets the sign-in page again with the error; anything else
+	// the API's error body, as for every other path.
+	browser := strings.Contains(r.Header.Get("Accept"), "text/html")
+	fail := func(err *apierr.Error, username, next string) {
+		if !browser {
+			apierr.Write(w, r, h.log, err)
+			return
+		}
+		if err.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(err.RetryAfter))
+		}
+		h.renderStatus(w, r, err.Status(), "login", page{Title: "Sign in", Data: map[string]any{"Next": next, "Username": username, "Error": err.Message}})
 	}
 	if !postedFromHere(r) {
-		fail(http.StatusForbidden, "", h.base+"/flags", "Sign-in from another site was refused. Open this server's sign-in page and try again.")
+		fail(apierr.Forbidden("Sign-in from another site was refused. Open this server's sign-in page and try again."), "", h.base+"/flags")
 		return
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
-		fail(http.StatusUnsupportedMediaType, "", h.base+"/flags", "The sign-in form must be posted as a form.")
+		fail(apierr.UnsupportedMediaType("The sign-in form must be posted as application/x-www-form-urlencoded."), "", h.base+"/flags")
 		return
 	}
 	if err := r.ParseForm(); err != nil {
-		fail(http.StatusBadRequest, "", h.base+"/flags", "The sign-in form could not be read.")
+		e := apierr.From(err)
+		if e.Kind == apierr.KindInternal {
+			e = apierr.Validation("The sign-in form could not be read: it is not valid form encoding.")
+		}
+		fail(e, "", h.base+"/flags")
 		return
 	}
 	username, next := r.PostForm.Get("username"), localNext(h.base, r.PostForm.Get("next"))
@@ -59,12 +77,18 @@ func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
+	if !browser {
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		return
+	}
 	var e struct{ Message string }
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)
 	if ra := rec.Header().Get("Retry-After"); ra != "" {
 		w.Header().Set("Retry-After", ra)
 	}
-	fail(rec.Code, username, next, e.Message)
+	h.renderStatus(w, r, rec.Code, "login", page{Title: "Sign in", Data: map[string]any{"Next": next, "Username": username, "Error": e.Message}})
 }
 
 // postedFromHere reports whether a form post comes from a page of this
