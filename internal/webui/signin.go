@@ -19,7 +19,7 @@ import (
 // the browser posts the same form to loginForm, so a password never goes
 // into a URL.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": localNext(h.base, r.URL.Query().Get("next"))}})
+	h.render(w, r, "login", page{Title: "Sign in", Data: map[string]any{"Next": LocalNext(h.base, r.URL.Query().Get("next"))}})
 }
 
 // loginForm signs in from the sign-in form posted without script: the
@@ -60,7 +60,7 @@ func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 		fail(e, "", h.base+"/flags")
 		return
 	}
-	username, next := r.PostForm.Get("username"), localNext(h.base, r.PostForm.Get("next"))
+	username, next := r.PostForm.Get("username"), LocalNext(h.base, r.PostForm.Get("next"))
 	body, _ := json.Marshal(map[string]string{"username": username, "password": r.PostForm.Get("password")})
 	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/auth/simple/login", bytes.NewReader(body))
 	req.Host, req.RemoteAddr, req.TLS = r.Host, r.RemoteAddr, r.TLS
@@ -103,15 +103,17 @@ func postedFromHere(r *http.Request) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
-// localNext is where the sign-in page sends a person once signed in: next
+// LocalNext is where the sign-in page sends a person once signed in: next
 // when it is a page of this server under base, else the flags list. A
 // browser given a URL turns \ into /, drops TAB, LF and CR anywhere and
 // trims control characters and spaces at both ends, so next is first read
 // that way; the result, and each percent-decoding of it, must then start
 // with base + "/" (so it has no scheme and no host: one leading slash, no
 // second), with no "//", "." or ".." segment in its path. The page's
-// script checks the same before navigating (localPath in app.js).
-func localNext(base, next string) string {
+// script checks the same before navigating (localPath in app.js). It is
+// the one check of a destination after sign-in, for every way of signing
+// in that takes one.
+func LocalNext(base, next string) string {
 	if p, ok := checkLocal(base, next); ok {
 		return p
 	}
@@ -119,7 +121,7 @@ func localNext(base, next string) string {
 }
 
 // checkLocal returns next as a browser reads it, and whether that is a
-// path of this server under base (localNext).
+// path of this server under base (LocalNext).
 func checkLocal(base, next string) (string, bool) {
 	if len(next) > 4096 {
 		return "", false

@@ -104,8 +104,8 @@ func TestLocalNext(t *testing.T) {
 		if want == flags {
 			want = tc.base + flags
 		}
-		if got := localNext(tc.base, tc.next); got != want {
-			t.Errorf("localNext(%q, %q) = %q, want %q", tc.base, tc.next, got, want)
+		if got := LocalNext(tc.base, tc.next); got != want {
+			t.Errorf("LocalNext(%q, %q) = %q, want %q", tc.base, tc.next, got, want)
 		}
 	}
 }
@@ -120,15 +120,15 @@ func TestLocalNextStaysLocal(t *testing.T) {
 	var walk func(prefix string, n int)
 	checked := 0
 	walk = func(prefix string, n int) {
-		got := localNext("/bunting", prefix)
+		got := LocalNext("/bunting", prefix)
 		checked++
 		u, err := url.Parse(got)
 		if err != nil {
-			t.Fatalf("localNext(%q) = %q, which does not parse: %v", prefix, got, err)
+			t.Fatalf("LocalNext(%q) = %q, which does not parse: %v", prefix, got, err)
 		}
 		r := page.ResolveReference(u)
 		if r.Host != page.Host || r.Scheme != page.Scheme || !strings.HasPrefix(r.Path, "/bunting/") {
-			t.Fatalf("localNext(%q) = %q leads to %s", prefix, got, r)
+			t.Fatalf("LocalNext(%q) = %q leads to %s", prefix, got, r)
 		}
 		if n == 0 {
 			return

@@ -217,7 +217,7 @@
   // controls and spaces trimmed) and again after each percent-decoding:
   // starting with base + "/", no "//", "." or ".." in its path. Anything
   // else (another host, a scheme such as javascript:) becomes the flags
-  // list. The server checks the same (webui.localNext); this is the
+  // list. The server checks the same (webui.LocalNext); this is the
   // second check, before navigating.
   function localPath(url) {
     const read = (s) => s.replace(/^[\x00-\x20\x7f]+|[\x00-\x20\x7f]+$/g, "").replace(/[\x00-\x1f\x7f]/g, "").replace(/\\/g, "/");
