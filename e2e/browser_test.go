@@ -66,23 +66,54 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // pageLog records what a page did: the URL of every request, and every
-// uncaught JavaScript exception.
+// uncaught JavaScript exception; and which requests are still open.
 type pageLog struct {
 	mu         sync.Mutex
 	urls       []string
 	exceptions []string
+	open       map[network.RequestID]bool
+}
+
+// record is a chromedp.Listen function: it runs in the loop that reads the
+// tab's messages, so every event sent before a command's reply is recorded
+// by the time the command returns.
+func (l *pageLog) record(ev any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open == nil {
+		l.open = map[network.RequestID]bool{}
+	}
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		l.urls = append(l.urls, e.Request.URL)
+		// Event streams stay open; they are not late requests.
+		if e.Type != network.ResourceTypeEventSource && e.Type != network.ResourceTypeWebSocket {
+			l.open[e.RequestID] = true
+		}
+	case *network.EventLoadingFinished:
+		delete(l.open, e.RequestID)
+	case *network.EventLoadingFailed:
+		delete(l.open, e.RequestID)
+	case *cdpruntime.EventExceptionThrown:
+		text := e.ExceptionDetails.Text
+		if ex := e.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+			text += " " + ex.Description
+		}
+		l.exceptions = append(l.exceptions, text)
+	}
+}
+
+// openRequests counts the requests that have neither finished nor failed.
+func (l *pageLog) openRequests() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.open)
 }
 
 func (l *pageLog) addURL(url string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.urls = append(l.urls, url)
-}
-
-func (l *pageLog) addException(text string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.exceptions = append(l.exceptions, text)
 }
 
 // snapshot copies the log.
@@ -130,8 +161,9 @@ func checkDocsPageOffline(t *testing.T, baseURL, pagePath, specPath string) {
 }
 
 // visit loads pageURL, waits until the JavaScript expression ready returns
-// a non-zero number, waits a little more for late requests, and returns the
-// URL of every request the page made, its uncaught exceptions and the
+// a non-zero number and then until the page has loaded, its fonts too, and
+// no request it started is still open (event streams aside), and returns
+// the URL of every request the page made, its uncaught exceptions and the
 // number ready returned.
 func visit(t *testing.T, ctx context.Context, pageURL, ready string) pageVisit {
 	t.Helper()
@@ -143,28 +175,9 @@ func visit(t *testing.T, ctx context.Context, pageURL, ready string) pageVisit {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	log := &pageLog{}
-	requests := chromedp.Events(ctx, network.RequestWillBeSent)
-	exceptions := chromedp.Events(ctx, cdpruntime.ExceptionThrown)
-	go func() {
-		for ev, err := range requests {
-			if err != nil {
-				return
-			}
-			log.addURL(ev.Request.URL)
-		}
-	}()
-	go func() {
-		for ev, err := range exceptions {
-			if err != nil {
-				return
-			}
-			text := ev.ExceptionDetails.Text
-			if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
-				text += " " + ex.Description
-			}
-			log.addException(text)
-		}
-	}()
+	if err := chromedp.Listen(ctx, log.record); err != nil {
+		t.Fatalf("listening to the page: %v", err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
 		t.Fatalf("loading %s: %v", pageURL, err)
 	}
@@ -175,7 +188,23 @@ func visit(t *testing.T, ctx context.Context, pageURL, ready string) pageVisit {
 		seen := log.snapshot()
 		t.Fatalf("%s never became ready (%s): %v\npage text: %s\nrequests: %v\nexceptions: %v", pageURL, ready, err, text, seen.urls, seen.exceptions)
 	}
-	time.Sleep(500 * time.Millisecond) // let late requests (fonts, images) show up
+	// Late requests (fonts, images) have started by the time the page and its
+	// fonts have loaded; each poll's reply comes after the events before it.
+	settled := `document.readyState === "complete" && document.fonts.status === "loaded"`
+	for {
+		done, err := chromedp.Run(ctx, chromedp.Poll[bool](settled,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)))
+		if err != nil || !done {
+			t.Fatalf("%s never finished loading: %v", pageURL, err)
+		}
+		if log.openRequests() == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s still has %d requests open", pageURL, log.openRequests())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	seen := log.snapshot()
 	seen.ready = n
 	return seen

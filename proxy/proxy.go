@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/ofrep"
 	"github.com/bunting-flags/bunting/internal/upstream"
 	"github.com/bunting-flags/bunting/proxy/wire"
@@ -201,7 +202,8 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 	p.metrics = newPromMetrics(s.registry, p.routes)
 	p.newOFREP()
 	p.relay = newRelay(p)
-	p.handler = p.withCORS(http.HandlerFunc(p.route))
+	// Security headers go on first, so that every answer carries them.
+	p.handler = httpserver.PageHeaders(p.withCORS(http.HandlerFunc(p.route)))
 	if len(cfg.CORS.Origin) == 1 && cfg.CORS.Origin[0] == "*" && !cfg.CORS.Credentials {
 		p.anyOrigin = http.Header{"Access-Control-Allow-Origin": {"*"}}
 		if len(cfg.CORS.ExposedHeaders) > 0 {
@@ -209,7 +211,7 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		}
 	}
 	if cfg.EnableOAS {
-		p.docs = newDocsHandler(cfg)
+		p.docs = httpserver.PageHeaders(newDocsHandler(cfg))
 	}
 	p.loadBackup()
 	return p, nil

@@ -107,8 +107,16 @@ func TestQueryContextAsTheBrowserSDKSendsIt(t *testing.T) {
 	}{
 		{"?sessionId=123&appName=web&environment=default&userId=u1&properties%5Bregion%5D=eu", []string{"user-only", "region-eu"}, []string{"app-default"}},
 		{"?userId=u2&properties[region]=eu", []string{"user-only", "region-eu", "app-default"}, nil},
-		{"?region=eu", []string{"region-eu"}, nil},                       // unknown top-level keys are properties
-		{"?region=eu&properties[region]=us", nil, []string{"region-eu"}}, // properties wins
+		{"?region=eu", []string{"region-eu"}, nil}, // unknown top-level keys are properties
+		// An explicit properties[region] wins over a top-level region,
+		// in either order and either form of the brackets.
+		{"?region=eu&properties[region]=us", nil, []string{"region-eu"}},
+		{"?properties[region]=us&region=eu", nil, []string{"region-eu"}},
+		{"?region=eu&properties%5Bregion%5D=us", nil, []string{"region-eu"}},
+		{"?properties%5Bregion%5D=us&region=eu", nil, []string{"region-eu"}},
+		{"?region=us&properties[region]=eu", []string{"region-eu"}, nil},
+		{"?properties[region]=eu&region=us", []string{"region-eu"}, nil},
+		{"?properties%5bregion%5d=eu&region=us", []string{"region-eu"}, nil},
 		{"?userId=nobody", nil, []string{"user-only", "region-eu"}},
 		{"?environment=production", []string{"env-prod"}, nil},
 	} {

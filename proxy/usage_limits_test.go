@@ -103,7 +103,13 @@ func TestRejectedMetricsPostIsDropped(t *testing.T) {
 				yes, _, _ := usageTotals(u)
 				return yes["enabled-simple"] >= want
 			})
-			time.Sleep(150 * time.Millisecond) // a few more posts: nothing else arrives
+			// A count of another flag: every post sends all that is pending,
+			// so once it arrives, anything wrongly kept has arrived too.
+			r.post(t, "/proxy", `{"toggles":["with-variant"]}`)
+			testutil.Eventually(t, 5*time.Second, "the other flag's count upstream", func() bool {
+				yes, _, _ := usageTotals(u)
+				return yes["with-variant"] >= 1
+			})
 			yes, _, _ := usageTotals(u)
 			assert.Equal(t, want, yes["enabled-simple"])
 		})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,8 +28,10 @@ type quickstartTokens struct {
 	Client    string `json:"clientToken"`
 	Frontend  string `json:"frontendToken"`
 	ClientKey string `json:"proxyClientKey"`
-	// AdminPassword is the first web UI admin's initial password (files
-	// written before the web UI lack it; it is added on the next start).
+	// AdminPassword is the first web UI admin's initial password, recorded
+	// only when this mode made it and created the admin with it: never a
+	// password given in INIT_ADMIN_PASSWORD, nor one made up for an admin
+	// that already existed.
 	AdminPassword string `json:"adminPassword,omitempty"`
 }
 
@@ -52,27 +55,60 @@ func loadQuickstartTokens(path string) (quickstartTokens, error) {
 		if err := json.Unmarshal(b, &t); err != nil || t.Admin == "" || t.Client == "" || t.Frontend == "" || t.ClientKey == "" {
 			return t, fmt.Errorf("%s is not a valid quickstart tokens file; delete it to make new tokens", path)
 		}
-		if t.AdminPassword != "" {
-			return t, nil
-		}
-		t.AdminPassword = server.RandomHex(8)
-		b, _ = json.MarshalIndent(t, "", "  ")
-		return t, os.WriteFile(path, append(b, '\n'), 0o600)
+		return t, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return t, err
 	}
 	t = quickstartTokens{
-		Admin:         "*:*." + server.RandomHex(24),
-		Client:        "default:development." + server.RandomHex(24),
-		Frontend:      "default:development." + server.RandomHex(24),
-		ClientKey:     "proxy-" + server.RandomHex(16),
-		AdminPassword: server.RandomHex(8),
+		Admin:     "*:*." + server.RandomHex(24),
+		Client:    "default:development." + server.RandomHex(24),
+		Frontend:  "default:development." + server.RandomHex(24),
+		ClientKey: "proxy-" + server.RandomHex(16),
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return t, err
 	}
-	b, _ = json.MarshalIndent(t, "", "  ")
-	return t, os.WriteFile(path, append(b, '\n'), 0o600)
+	return t, saveQuickstartTokens(path, t)
+}
+
+// saveQuickstartTokens writes the tokens file, readable by its owner only.
+func saveQuickstartTokens(path string, t quickstartTokens) error {
+	b, _ := json.MarshalIndent(t, "", "  ")
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// quickstartAdmin creates the first web UI admin when the database holds
+// nobody (srv.BootstrapAdminUser) and keeps the tokens file true about its
+// password: the password this mode made is recorded once the admin is
+// created with it; a recorded one that the new admin does not have (it
+// was given INIT_ADMIN_PASSWORD) is removed. It returns what the banner
+// says the password is. given is INIT_ADMIN_PASSWORD; made the password
+// made for this start (when neither given nor recorded, else "").
+func quickstartAdmin(ctx context.Context, srv *server.Server, path string, tokens *quickstartTokens, given, made string) (string, error) {
+	name, _, err := srv.BootstrapAdminUser(ctx)
+	if err != nil {
+		return "", fmt.Errorf("create the first admin: %w", err)
+	}
+	created := name != ""
+	switch {
+	case created && made != "":
+		tokens.AdminPassword = made
+	case created && given != "":
+		tokens.AdminPassword = ""
+	}
+	if created {
+		if err := saveQuickstartTokens(path, *tokens); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case tokens.AdminPassword != "":
+		return tokens.AdminPassword + " (the first admin's initial password)", nil
+	case created:
+		return "(INIT_ADMIN_PASSWORD)", nil
+	default:
+		return "(the password the first admin was given)", nil
+	}
 }
 
 // runAll runs the flag server and a proxy wired to it in one process, for
@@ -99,22 +135,21 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	if scfg.InitAdminPassword == "" {
-		scfg.InitAdminPassword = tokens.AdminPassword
+	given, made := scfg.InitAdminPassword, ""
+	if given == "" {
+		if tokens.AdminPassword == "" {
+			made = server.RandomHex(8)
+		}
+		scfg.InitAdminPassword = cmp.Or(tokens.AdminPassword, made)
 	}
-	uiUser, uiPassword := scfg.InitAdminUser, scfg.InitAdminPassword
-	if uiUser == "" {
-		uiUser = "admin"
-	}
-	if scfg.InitAdminPassword != tokens.AdminPassword {
-		uiPassword = "(INIT_ADMIN_PASSWORD)"
-	}
+	uiUser := cmp.Or(scfg.InitAdminUser, "admin")
 	srv, err := server.New(scfg, st, log)
 	if err != nil {
 		return err
 	}
-	if _, _, err := srv.BootstrapAdminUser(ctx); err != nil {
-		return fmt.Errorf("create the first admin: %w", err)
+	uiPassword, err := quickstartAdmin(ctx, srv, tokensPath, &tokens, given, made)
+	if err != nil {
+		return err
 	}
 	if err := srv.BootstrapSSO(ctx); err != nil {
 		return fmt.Errorf("store the OIDC settings: %w", err)
@@ -172,7 +207,7 @@ func runAll(ctx context.Context, args []string, env LookupEnv, stdout, stderr io
 		}
 		fmt.Fprintf(stdout, `Bunting is running (server and proxy in one process).
 
-  Web UI         %[1]s%[8]s/    sign in as %[9]s with password %[10]s (the first admin's initial password)
+  Web UI         %[1]s%[8]s/    sign in as %[9]s with password %[10]s
   Admin API      %[1]s/api/admin        Authorization: %[3]s
   Client API     %[1]s/api/client       Authorization: %[4]s
   Frontend API   %[1]s/api/frontend     Authorization: %[5]s

@@ -17,8 +17,16 @@ import (
 
 // startAll runs the all-in-one mode on free ports with its data in dir and
 // returns the server URL, the proxy URL, the tokens it printed and a stop
-// function that waits for a clean exit.
-func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quickstartTokens, stop func()) {
+// function that waits for a clean exit. extra are more variables, name
+// then value.
+func startAll(t *testing.T, dir string, extra ...string) (serverURL, proxyURL string, tokens quickstartTokens, stop func()) {
+	t.Helper()
+	serverURL, proxyURL, tokens, _, stop = startAllBanner(t, dir, extra...)
+	return serverURL, proxyURL, tokens, stop
+}
+
+// startAllBanner is startAll that also returns what it printed.
+func startAllBanner(t *testing.T, dir string, extra ...string) (serverURL, proxyURL string, tokens quickstartTokens, banner func() string, stop func()) {
 	t.Helper()
 	serverPort, proxyPort := testutil.FreePort(t), testutil.FreePort(t)
 	env := map[string]string{
@@ -26,6 +34,9 @@ func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quic
 		"PROXY_PORT":    strconv.Itoa(proxyPort),
 		"DATABASE_PATH": filepath.Join(dir, "bunting.db"),
 		"LOG_LEVEL":     "warn",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,7 +81,7 @@ func startAll(t *testing.T, dir string) (serverURL, proxyURL string, tokens quic
 			t.Error("bunting did not stop")
 		}
 	}
-	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stop
+	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stdout.String, stop
 }
 
 func call(t *testing.T, method, url, token, body string) (int, string) {
@@ -151,4 +162,83 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 	if code, _ := call(t, http.MethodGet, proxy2+"/proxy", tokens.ClientKey, ""); code != http.StatusOK {
 		t.Fatalf("proxy after restart answers %d", code)
 	}
+}
+
+// signsIn reports whether the web UI's sign-in accepts user and password.
+func signsIn(t *testing.T, serverURL, user, password string) bool {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
+	code, answer := call(t, http.MethodPost, serverURL+"/auth/simple/login", "", string(body))
+	if code != http.StatusOK && code != http.StatusUnauthorized {
+		t.Fatalf("sign-in answered %d %s", code, answer)
+	}
+	return code == http.StatusOK
+}
+
+// rawQuickstartFile is the tokens file as JSON properties.
+func rawQuickstartFile(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "quickstart-tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestQuickstartRecordsOnlyAWorkingAdminPassword: the tokens file records
+// the first admin's password only when it made that password and it
+// works; a password given in INIT_ADMIN_PASSWORD is neither recorded nor
+// replaced by a made-up one, on the first start or later ones.
+func TestQuickstartRecordsOnlyAWorkingAdminPassword(t *testing.T) {
+	t.Run("generated", func(t *testing.T) {
+		dir := t.TempDir()
+		server, _, tokens, banner, stop := startAllBanner(t, dir)
+		if tokens.AdminPassword == "" || !signsIn(t, server, "admin", tokens.AdminPassword) {
+			t.Errorf("the file records admin password %q, which does not sign in", tokens.AdminPassword)
+		}
+		if !strings.Contains(banner(), tokens.AdminPassword) {
+			t.Errorf("the banner does not show the password:\n%s", banner())
+		}
+		stop()
+		// Given a password later, the admin keeps the one it has, and
+		// the file keeps saying so.
+		server, _, tokens2, stop := startAll(t, dir, "INIT_ADMIN_PASSWORD", "given-later-password")
+		defer stop()
+		if tokens2.AdminPassword != tokens.AdminPassword || !signsIn(t, server, "admin", tokens.AdminPassword) {
+			t.Errorf("after a restart with INIT_ADMIN_PASSWORD the file says %q (was %q)", tokens2.AdminPassword, tokens.AdminPassword)
+		}
+	})
+	t.Run("given", func(t *testing.T) {
+		dir := t.TempDir()
+		const given = "given-password-123"
+		server, _, _, banner, stop := startAllBanner(t, dir, "INIT_ADMIN_PASSWORD", given)
+		if !signsIn(t, server, "admin", given) {
+			t.Fatal("the given password does not sign in")
+		}
+		for k, v := range rawQuickstartFile(t, dir) {
+			if k == "adminPassword" || v == given {
+				t.Errorf("the tokens file records %s=%q for a password that was given", k, v)
+			}
+		}
+		if strings.Contains(banner(), given) {
+			t.Errorf("the banner prints the given password:\n%s", banner())
+		}
+		stop()
+		// A later start without it must not make one up either.
+		server, _, tokens, banner, stop := startAllBanner(t, dir)
+		defer stop()
+		if pw := rawQuickstartFile(t, dir)["adminPassword"]; pw != "" {
+			t.Errorf("after a restart the file records admin password %q (signs in: %v)", pw, signsIn(t, server, "admin", pw))
+		}
+		if tokens.AdminPassword != "" && strings.Contains(banner(), tokens.AdminPassword) {
+			t.Errorf("the banner shows a made-up password:\n%s", banner())
+		}
+		if !signsIn(t, server, "admin", given) {
+			t.Error("after a restart the given password does not sign in")
+		}
+	})
 }

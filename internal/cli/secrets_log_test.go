@@ -253,7 +253,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 	for range 3 {
 		s.want(http.StatusOK, http.MethodPost, proxyBase+"/proxy", key, `{"toggles":["f1"]}`)
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitLog(t, proxy, "upstream sync failed")
 	proxy.stop(t)
 	waitLog(t, refused, "bootstrap failed") // after its three attempts, 3 s
 	refused.stop(t)

@@ -3,6 +3,8 @@ package domain
 import (
 	"crypto/subtle"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +17,8 @@ import (
 // SessionTTL is how long a browser session lasts after sign-in.
 const SessionTTL = 7 * 24 * time.Hour
 
-// Sign-in limits: failures counted per login name and per client address
-// in a sliding window.
+// Sign-in limits: failures counted per account (per typed name when it
+// names nobody) and per client address in a sliding window.
 const (
 	loginWindow       = 5 * time.Minute
 	loginPerName      = 5
@@ -25,9 +27,12 @@ const (
 	loginLimiterSweep = 10000
 )
 
-// LoginLimiter counts failed sign-ins per login name and per client
-// address in a sliding window; past the limit SignIn refuses for the rest
-// of the window, even a right password. It lives in one process.
+// LoginLimiter counts failed sign-ins per account and per client address
+// in a sliding window; past the limit SignIn refuses for the rest of the
+// window, even a right password. An attempt counts as a failure from the
+// moment it starts (begin) until its password proves right (succeeded),
+// so guesses sent at once cannot all pass the check before any has
+// failed. It lives in one process.
 type LoginLimiter struct {
 	mu       sync.Mutex
 	failures map[string][]time.Time
@@ -39,16 +44,64 @@ func NewLoginLimiter() *LoginLimiter {
 	return &LoginLimiter{failures: map[string][]time.Time{}, now: time.Now}
 }
 
-// blocked returns how long key must wait (0: not blocked).
-func (l *LoginLimiter) blocked(key string, limit int) time.Duration {
+// loginLimit is one count an attempt is checked against.
+type loginLimit struct {
+	key   string
+	limit int
+	what  string
+}
+
+// loginAttempt is an attempt begin counted, for succeeded.
+type loginAttempt struct {
+	limits []loginLimit
+	at     time.Time
+}
+
+// begin refuses the attempt with a 429 when one of limits is reached;
+// otherwise it counts the attempt as a failure in each, at once.
+func (l *LoginLimiter) begin(limits ...loginLimit) (loginAttempt, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	fs := l.recent(key, now)
-	if len(fs) < limit {
-		return 0
+	for _, k := range limits {
+		fs := l.recent(k.key, now)
+		if len(fs) < k.limit {
+			continue
+		}
+		secs := max(int(fs[len(fs)-k.limit].Add(loginWindow).Sub(now).Round(time.Second)/time.Second), 1)
+		return loginAttempt{}, apierr.RateLimited(secs, "Too many failed sign-in attempts %s. Try again in %s.", k.what, humanWait(secs))
 	}
-	return fs[len(fs)-limit].Add(loginWindow).Sub(now)
+	if len(l.failures) > loginLimiterCap {
+		n := 0
+		for k := range l.failures {
+			if n++; n > loginLimiterSweep {
+				break
+			}
+			l.recent(k, now)
+		}
+	}
+	for _, k := range limits {
+		l.failures[k.key] = append(l.recent(k.key, now), now)
+	}
+	return loginAttempt{limits: limits, at: now}, nil
+}
+
+// succeeded takes back the failure begin counted for a right password:
+// the first limit (the account's) starts again from nothing, the others
+// lose this attempt only.
+func (l *LoginLimiter) succeeded(a loginAttempt) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, k := range a.limits {
+		if i == 0 {
+			delete(l.failures, k.key)
+			continue
+		}
+		fs := l.failures[k.key]
+		if j := slices.Index(fs, a.at); j >= 0 {
+			l.failures[k.key] = slices.Delete(fs, j, j+1)
+		}
+	}
 }
 
 func (l *LoginLimiter) recent(key string, now time.Time) []time.Time {
@@ -64,30 +117,6 @@ func (l *LoginLimiter) recent(key string, now time.Time) []time.Time {
 		l.failures[key] = fs
 	}
 	return fs
-}
-
-func (l *LoginLimiter) fail(keys ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if len(l.failures) > loginLimiterCap {
-		n := 0
-		for k := range l.failures {
-			if n++; n > loginLimiterSweep {
-				break
-			}
-			l.recent(k, now)
-		}
-	}
-	for _, k := range keys {
-		l.failures[k] = append(l.recent(k, now), now)
-	}
-}
-
-func (l *LoginLimiter) reset(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.failures, key)
 }
 
 func humanWait(secs int) string {
@@ -125,37 +154,32 @@ func SignIn(q store.Q, limits *LoginLimiter, now time.Time, address string, in S
 	if in.Password == "" || len(in.Password) > MaxPasswordLength {
 		return Session{}, apierr.Validation("The `password` property is required.")
 	}
-	nameKey, addrKey := "name:"+strings.ToLower(name), "addr:"+address
-	for _, k := range []struct {
-		key   string
-		limit int
-		what  string
-	}{{nameKey, loginPerName, "for this user"}, {addrKey, loginPerAddress, "from your address"}} {
-		if wait := limits.blocked(k.key, k.limit); wait > 0 {
-			secs := int(wait.Round(time.Second) / time.Second)
-			if secs < 1 {
-				secs = 1
-			}
-			return Session{}, apierr.RateLimited(secs, "Too many failed sign-in attempts %s. Try again in %s.", k.what, humanWait(secs))
-		}
-	}
+	// Failures count against the account the name resolves to, whichever
+	// of its names was typed; a name of nobody has its own count.
 	acct, hash, err := q.AccountByLogin(name)
 	if err != nil && !apierr.IsKind(err, apierr.KindNotFound) {
 		return Session{}, err
 	}
-	if err != nil || hash == "" {
+	known := err == nil
+	key := "name:" + strings.ToLower(name)
+	if known {
+		key = "account:" + strconv.FormatInt(acct.ID, 10)
+	}
+	attempt, err := limits.begin(loginLimit{key, loginPerName, "for this user"}, loginLimit{"addr:" + address, loginPerAddress, "from your address"})
+	if err != nil {
+		return Session{}, err
+	}
+	if !known || hash == "" {
 		CheckPassword(dummyHash(), in.Password)
-		limits.fail(nameKey, addrKey)
 		return Session{}, apierr.Unauthenticated("Wrong username or password.")
 	}
 	if !CheckPassword(hash, in.Password) {
-		limits.fail(nameKey, addrKey)
 		return Session{}, apierr.Unauthenticated("Wrong username or password.")
 	}
+	limits.succeeded(attempt)
 	if acct.Deactivated {
 		return Session{}, apierr.Unauthenticated("This account is deactivated. Ask an admin to reactivate it.")
 	}
-	limits.reset(nameKey)
 	return StartSession(q, acct, now)
 }
 

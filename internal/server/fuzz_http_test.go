@@ -65,8 +65,10 @@ func TestHTTPFuzz(t *testing.T) {
 	})
 }
 
-// fuzzRequestLimit is the longest any request may take.
-const fuzzRequestLimit = 5 * time.Second
+// fuzzHangLimit is how long a request may take before it counts as hung:
+// long, because the fuzz test runs beside other work on a shared machine
+// and says nothing about speed (the benchmarks do).
+const fuzzHangLimit = time.Minute
 
 type httpFuzzer struct {
 	t      *testing.T
@@ -96,7 +98,7 @@ type httpFuzzer struct {
 func newHTTPFuzzer(t *testing.T, h *servertest.Harness, seed uint64) *httpFuzzer {
 	f := &httpFuzzer{
 		t: t, h: h, seed: seed, routes: h.Server.Routes(),
-		client:   &http.Client{Timeout: fuzzRequestLimit, Transport: &http.Transport{MaxIdleConnsPerHost: 8}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		client:   &http.Client{Timeout: fuzzHangLimit, Transport: &http.Transport{MaxIdleConnsPerHost: 8}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		values:   map[string][]any{},
 		seeds:    map[string][][]byte{},
 		required: map[string][]string{},
@@ -834,8 +836,8 @@ func (f *httpFuzzer) send(rt server.Route, q fuzzRequest) {
 	}
 	f.statuses[rt.Pattern][res.StatusCode]++
 	f.total[res.StatusCode]++
-	if took > fuzzRequestLimit {
-		f.fail("%s: took %v", q, took)
+	if took > fuzzHangLimit {
+		f.fail("%s: hung for %v", q, took)
 	}
 	if res.StatusCode >= 500 {
 		f.fail("%s: %d %s", q, res.StatusCode, resBody)

@@ -92,36 +92,23 @@ func TestOFREP(t *testing.T) {
 		if !strings.HasPrefix(uri, "/ofrep/v1/events?c=") || strings.Contains(uri, h.FrontendToken) {
 			t.Fatalf("event stream URI %q", uri)
 		}
-		resp, err := http.Get(h.URL + uri)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("event stream: %v %v", resp, err)
-		}
-		defer resp.Body.Close()
-		events := make(chan string, 8)
-		go func() {
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					events <- data
-				}
-			}
-		}()
+		events := ofrepEvents(t, h.URL+uri)
+		// A change in another environment is not announced: a stream opened
+		// after it (its credential carries the scope's version then) and
+		// this one must announce the next change alike, with the same etag;
+		// had this one announced the other change, its first event would
+		// carry the version in between.
+		u1 := map[string]any{"context": map[string]any{"targetingKey": "u1"}}
 		h.Do(t, "POST", envPath("on-dev", "production")+"/on", h.AdminToken, nil).Want(t, 200)
-		select {
-		case e := <-events:
-			t.Fatalf("an event for a change in another environment: %s", e)
-		case <-time.After(400 * time.Millisecond):
-		}
+		var after ofrepBulk
+		h.Do(t, "POST", "/ofrep/v1/evaluate/flags", h.FrontendToken, u1).Want(t, 200).JSON(t, &after)
+		later := ofrepEvents(t, h.URL+after.EventStreams[0].Endpoint.RequestURI)
 		changed := time.Now()
 		h.Do(t, "POST", envPath("on-dev", "development")+"/off", h.AdminToken, nil).Want(t, 200)
-		select {
-		case e := <-events:
-			if !strings.Contains(e, `"type":"refetchEvaluation"`) {
-				t.Fatalf("event %s", e)
-			}
-			t.Logf("refetchEvaluation %v after the change", time.Since(changed))
-		case <-time.After(3 * time.Second):
-			t.Fatal("no refetchEvaluation after a change in the token's environment")
+		first, second := nextOFREPEvent(t, events), nextOFREPEvent(t, later)
+		t.Logf("refetchEvaluation %v after the change", time.Since(changed))
+		if !strings.Contains(first, `"type":"refetchEvaluation"`) || eventETag(first) == "" || eventETag(first) != eventETag(second) {
+			t.Fatalf("the first event of the stream is %s; of a stream opened after the other environment's change, %s", first, second)
 		}
 		h.Do(t, "POST", "/ofrep/v1/evaluate/flags", h.FrontendToken, map[string]any{"context": map[string]any{"targetingKey": "u1"}}, "If-None-Match", etag).Want(t, 200).JSON(t, &bulk)
 		if v := bulk.values(); v["on-dev"] != false {
@@ -133,4 +120,44 @@ func TestOFREP(t *testing.T) {
 		}
 		bad.Body.Close()
 	})
+}
+
+// ofrepEvents opens an OFREP event stream and sends the data of its
+// events on the channel it returns; the stream closes at the test's end.
+func ofrepEvents(t *testing.T, url string) <-chan string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("event stream: %v %v", resp, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	events := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+	}()
+	return events
+}
+
+// nextOFREPEvent is the stream's next event (failing after 30 s).
+func nextOFREPEvent(t *testing.T, events <-chan string) string {
+	t.Helper()
+	select {
+	case e := <-events:
+		return e
+	case <-time.After(30 * time.Second):
+		t.Fatal("no refetchEvaluation after a change in the token's environment")
+		return ""
+	}
+}
+
+// eventETag is an OFREP event's etag.
+func eventETag(event string) string {
+	_, rest, _ := strings.Cut(event, `"etag":"`)
+	tag, _, _ := strings.Cut(rest, `"`)
+	return tag
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/integrations"
+	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/integrationsapi"
@@ -96,7 +97,9 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s.api, s.routeTable = s.routes()
 	s.ops.OpenAPI = openAPIDocument(s.routeTable)
-	s.handler = s.withBasePath(s.api)
+	// Security headers go on before anything else runs, so that every
+	// answer carries them, whoever writes it.
+	s.handler = httpserver.PageHeaders(s.withBasePath(s.api))
 	return s, nil
 }
 

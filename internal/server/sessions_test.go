@@ -171,7 +171,7 @@ func TestSessionsLoginRateLimit(t *testing.T) {
 				WantError(t, 401, "AuthenticationRequired")
 		}
 		// Past the limit even the right password is refused, with a clear message.
-		res := h.Do(t, "POST", "/auth/simple/login", "", map[string]string{"username": "ADMIN", "password": servertest.AdminPassword})
+		res := h.Do(t, "POST", "/auth/simple/login", "", map[string]string{"username": "admin", "password": servertest.AdminPassword})
 		res.WantError(t, 429, "RateLimitError", "Too many failed sign-in attempts for this user", "Try again in")
 		if res.Header.Get("Retry-After") == "" {
 			t.Errorf("no Retry-After header: %v", res.Header)

@@ -10,8 +10,9 @@ import (
 
 // TestStreamingAcrossInstances: two instances on one PostgreSQL database; a
 // change written on one reaches the streams, the delta endpoint and the
-// client API of the other at once, through LISTEN/NOTIFY (the reader's
-// revision poll is set to an hour, so it cannot be what delivers it).
+// client API of the other through LISTEN/NOTIFY: the reader's revision poll
+// is set to an hour, so a change that arrives at all came by notification
+// (how fast is measured by make bench-stream, not asserted here).
 func TestStreamingAcrossInstances(t *testing.T) {
 	db := servertest.NewPostgres(t)
 	writer := servertest.Start(t, db)
@@ -20,13 +21,9 @@ func TestStreamingAcrossInstances(t *testing.T) {
 	wantTypes(t, st.next(t), "unleash-connected", "hydration:0")
 	delta := reader.Do(t, "GET", "/api/client/delta", reader.ClientToken, nil).Want(t, 200)
 	for i, name := range []string{"pg-a", "pg-b", "pg-c"} {
-		start := time.Now()
 		createFlag(t, writer, name)
 		ev := st.next(t)
 		wantTypes(t, ev, "unleash-updated", "feature-updated:"+name)
-		if took := time.Since(start); took > 2*time.Second {
-			t.Fatalf("change %d took %v to reach the other instance", i, took)
-		}
 		var features struct{ Features []map[string]any }
 		reader.Do(t, "GET", "/api/client/features", reader.ClientToken, nil).Want(t, 200).JSON(t, &features)
 		if len(features.Features) != i+1 {

@@ -237,7 +237,7 @@ func TestSignalTurnsFlagOff(t *testing.T) {
 			t.Fatalf("flag event: %+v", evs)
 		}
 		var rs []runJSON
-		testutil.Eventually(t, 2*time.Second, "run not finished", func() bool {
+		testutil.Eventually(t, 15*time.Second, "run not finished", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -260,7 +260,7 @@ func TestActorLacksPermission(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/projects/default/actions", h.AdminToken, body).Want(t, 201).JSON(t, &a)
 		signal(t, h, "alerts", token, map[string]any{"severity": "critical"}).Want(t, 200)
 		var rs []runJSON
-		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 15*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -297,7 +297,7 @@ func TestActionsStopAtFirstFailure(t *testing.T) {
 		}
 		signal(t, h, "alerts", token, nil).Want(t, 200)
 		var rs []runJSON
-		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 15*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -340,7 +340,7 @@ func TestFiltersUseTheEngine(t *testing.T) {
 			t.Fatal("a non-matching signal ran the action set")
 		}
 		signal(t, h, "alerts", token, map[string]any{"errorRate": 7.5, "service": "checkout-api", "env": "prod"}).Want(t, 200)
-		testutil.Eventually(t, 2*time.Second, "matching signal did not turn the flag off", func() bool { return !flagEnabled(t, h, "checkout") })
+		testutil.Eventually(t, 15*time.Second, "matching signal did not turn the flag off", func() bool { return !flagEnabled(t, h, "checkout") })
 	}, fastRate)
 }
 
@@ -366,12 +366,12 @@ func TestByTag(t *testing.T) {
 			t.Fatalf("project not filled in: %+v", a.Actions[0])
 		}
 		signal(t, h, "alerts", token, nil).Want(t, 200)
-		testutil.Eventually(t, 2*time.Second, "tagged flags still on", func() bool { return !flagEnabled(t, h, "pay-a") && !flagEnabled(t, h, "pay-b") })
+		testutil.Eventually(t, 15*time.Second, "tagged flags still on", func() bool { return !flagEnabled(t, h, "pay-a") && !flagEnabled(t, h, "pay-b") })
 		if !flagEnabled(t, h, "search") {
 			t.Fatal("an untagged flag was switched off")
 		}
 		var rs []runJSON
-		testutil.Eventually(t, 2*time.Second, "no finished run", func() bool {
+		testutil.Eventually(t, 15*time.Second, "no finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 1 && rs[0].State != "started"
 		})
@@ -384,7 +384,7 @@ func TestByTag(t *testing.T) {
 			"executionParams": map[string]string{"environment": "staging", "tag": "simple:payments"}}}
 		h.Do(t, "PUT", fmt.Sprintf("/api/admin/projects/default/actions/%d", a.ID), h.AdminToken, body).Want(t, 200)
 		signal(t, h, "alerts", token, nil).Want(t, 200)
-		testutil.Eventually(t, 2*time.Second, "no second finished run", func() bool {
+		testutil.Eventually(t, 15*time.Second, "no second finished run", func() bool {
 			rs = runs(t, h, a.ID)
 			return len(rs) == 2 && rs[0].State != "started"
 		})

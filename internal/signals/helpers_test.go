@@ -78,7 +78,7 @@ func signal(t testing.TB, h *servertest.Harness, name, token string, body any) *
 // allProcessed waits until every stored signal has been processed.
 func allProcessed(t testing.TB, h *servertest.Harness) {
 	t.Helper()
-	testutil.Eventually(t, 5*time.Second, "signals left unprocessed", func() bool {
+	testutil.Eventually(t, 30*time.Second, "signals left unprocessed", func() bool {
 		n, err := h.Store.Q(context.Background()).CountUnprocessedSignals()
 		if err != nil {
 			t.Fatal(err)

@@ -36,48 +36,63 @@ func seedEvents(b testing.TB, st *store.Store, n int) {
 	}
 }
 
-// TestEventSearchLatency measures search latency over many events. It runs
-// only with BUNTING_EVENTS_N set (for example 1000000), as a measurement.
-func TestEventSearchLatency(t *testing.T) {
+// BenchmarkEventSearchInStore measures the store's event search, without
+// HTTP, over BUNTING_EVENTS_N events (default 1,000,000) written through
+// the store, on SQLite and PostgreSQL: each filter is a sub-benchmark
+// reporting p50 and p99 latency. BUNTING_EVENTS_DB=sqlite (or postgres)
+// runs one database only.
+func BenchmarkEventSearchInStore(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("BUNTING_EVENTS_N"))
-	if n == 0 {
-		t.Skip("set BUNTING_EVENTS_N to measure event search")
+	if n <= 0 {
+		n = 1_000_000
 	}
-	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
-		if only := os.Getenv("BUNTING_EVENTS_DB"); only != "" && only != db.Kind {
-			t.Skip("BUNTING_EVENTS_DB selects " + only)
-		}
-		st := servertest.OpenStore(t, db)
-		start := time.Now()
-		seedEvents(t, st, n)
-		t.Logf("seeded %d events in %v", n, time.Since(start))
-		// Vacuum and refresh statistics, as autovacuum does after a bulk load.
-		if db.Kind == "postgres" {
-			if _, err := st.DB().Exec(`VACUUM ANALYZE`); err != nil {
-				t.Fatal(err)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			if only := os.Getenv("BUNTING_EVENTS_DB"); only != "" && only != kind {
+				b.Skip("BUNTING_EVENTS_DB selects " + only)
 			}
-		}
-		filters := map[string]store.EventFilter{
-			"none":         {Limit: 100},
-			"type":         {Type: "feature-created", Limit: 100},
-			"project":      {Project: "project-7", Limit: 100},
-			"feature":      {Feature: "flag-4242", Limit: 100},
-			"query":        {Query: "user3", Limit: 100},
-			"query-rare":   {Query: "flag-4242", Limit: 100},
-			"type+project": {Type: "feature-updated", Project: "project-3", Limit: 100},
-			"offset":       {Type: "feature-created", Limit: 100, Offset: 5000},
-		}
-		for name, f := range filters {
-			var lat []time.Duration
-			for range 30 {
-				s := time.Now()
-				if _, _, err := st.Q(context.Background()).Events(f); err != nil {
-					t.Fatal(err)
+			db := servertest.NewSQLite(b)
+			if kind == "postgres" {
+				db = servertest.NewPostgres(b)
+			}
+			st := servertest.OpenStore(b, db)
+			start := time.Now()
+			seedEvents(b, st, n)
+			b.Logf("seeded %d events in %v", n, time.Since(start))
+			// Vacuum and refresh statistics, as autovacuum does after a bulk load.
+			if kind == "postgres" {
+				if _, err := st.DB().Exec(`VACUUM ANALYZE`); err != nil {
+					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(s))
 			}
-			slices.Sort(lat)
-			t.Logf("%-13s p50 %8v p99 %8v", name, lat[len(lat)/2], lat[len(lat)*99/100])
-		}
-	})
+			filters := []struct {
+				name string
+				f    store.EventFilter
+			}{
+				{"none", store.EventFilter{Limit: 100}},
+				{"type", store.EventFilter{Type: "feature-created", Limit: 100}},
+				{"project", store.EventFilter{Project: "project-7", Limit: 100}},
+				{"feature", store.EventFilter{Feature: "flag-4242", Limit: 100}},
+				{"query", store.EventFilter{Query: "user3", Limit: 100}},
+				{"query-rare", store.EventFilter{Query: "flag-4242", Limit: 100}},
+				{"type+project", store.EventFilter{Type: "feature-updated", Project: "project-3", Limit: 100}},
+				{"offset", store.EventFilter{Type: "feature-created", Limit: 100, Offset: 5000}},
+			}
+			for _, f := range filters {
+				b.Run(f.name, func(b *testing.B) {
+					lat := make([]time.Duration, 0, b.N)
+					for b.Loop() {
+						s := time.Now()
+						if _, _, err := st.Q(context.Background()).Events(f.f); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(s))
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+					b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+				})
+			}
+		})
+	}
 }

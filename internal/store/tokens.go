@@ -190,7 +190,9 @@ func (q Q) InsertUserToken(t UserToken, secret string) (int64, error) {
 }
 
 // UserByTokenHash returns the user owning a personal/service token and the
-// token's expiry.
+// token's expiry, or a NotFound error. A deactivated person's tokens are
+// not found (as their sessions, SessionByHash): the rows stay, so that
+// reactivating the person makes them work again.
 func (q Q) UserByTokenHash(hash string) (User, *time.Time, error) {
 	var expires sql.NullInt64
 	var (
@@ -199,7 +201,7 @@ func (q Q) UserByTokenHash(hash string) (User, *time.Time, error) {
 		created               int64
 	)
 	err := q.q.QueryRowContext(q.ctx, `SELECT u.id, u.username, u.name, u.email, u.root_role, u.is_service, u.created_at, t.expires_at
-		FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = $1`, hash).
+		FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = $1 AND NOT u.deactivated`, hash).
 		Scan(&u.ID, &username, &name, &email, &u.RootRole, &u.IsService, &created, &expires)
 	if err == sql.ErrNoRows {
 		return u, nil, apierr.NotFound("no such token")

@@ -15,6 +15,7 @@ func (h *Handler) routes() {
 	m := h.mux
 	m.Handle("GET /static/", h.cached(h.static))
 	m.HandleFunc("GET /login", h.login)
+	m.HandleFunc("POST /login", h.loginForm)
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, h.base+"/flags", http.StatusSeeOther)
 	})
@@ -39,8 +40,7 @@ func (h *Handler) routes() {
 			apierr.Write(w, r, h.log, apierr.NotFound("The path you were looking for (%s) is not available.", r.URL.Path))
 			return
 		}
-		w.WriteHeader(http.StatusNotFound)
-		h.render(w, r, "error", page{Title: "Not found", Data: map[string]any{"Status": 404, "Message": "There is no page at " + r.URL.Path + "."}})
+		h.renderStatus(w, r, http.StatusNotFound, "error", page{Title: "Not found", Data: map[string]any{"Status": 404, "Message": "There is no page at " + r.URL.Path + "."}})
 	})
 }
 
@@ -52,30 +52,6 @@ func (h *Handler) cached(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		next.ServeHTTP(w, r)
 	})
-}
-
-func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	next := r.URL.Query().Get("next")
-	if !strings.HasPrefix(next, h.base+"/") || strings.HasPrefix(next, "//") {
-		next = h.base + "/flags"
-	}
-	data := map[string]any{"Next": next}
-	// Single sign-on: the providers to offer, whether password sign-in is
-	// off, and the message of a refused sign-in (?sso_error=).
-	var opts struct {
-		PasswordSignIn bool `json:"passwordSignIn"`
-		Options        []struct {
-			Message string `json:"message"`
-			Path    string `json:"path"`
-		} `json:"options"`
-		Error string `json:"error"`
-	}
-	if err := h.call(r, nil, "GET", "/auth/options?sso_error="+url.QueryEscape(r.URL.Query().Get("sso_error")), nil, &opts); err == nil {
-		data["SSO"] = opts
-	} else {
-		h.log.Warn("sign-in options", "err", err)
-	}
-	h.render(w, r, "login", page{Title: "Sign in", Data: data})
 }
 
 // flagRow is one flag of the flags list.

@@ -111,8 +111,11 @@ func New(o Options) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Handles reports whether a request that no API route matched is the UI's:
-// any GET or HEAD outside the API prefixes.
+// any GET or HEAD outside the API prefixes, and the sign-in form's post.
 func Handles(r *http.Request) bool {
+	if r.Method == http.MethodPost && r.URL.Path == "/login" {
+		return true
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
@@ -233,6 +236,15 @@ type page struct {
 // render writes a full page, or only its "content" block for htmx requests
 // that ask for a fragment (HX-Target set).
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p page) {
+	h.renderStatus(w, r, http.StatusOK, name, p)
+}
+
+// pagePolicy is the pages' Content-Security-Policy: their own scripts and
+// styles only, and no framing.
+const pagePolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'"
+
+// renderStatus is render with another status than 200 (error pages).
+func (h *Handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t := h.pages[name]
 	if p.Query == nil {
 		p.Query = r.URL.Query()
@@ -249,9 +261,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, p 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", pagePolicy)
 	w.Header().Set("Vary", "HX-Request, HX-Target")
+	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -283,6 +295,5 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	} else {
 		h.log.Error("web UI page failed", "path", r.URL.Path, "err", err)
 	}
-	w.WriteHeader(status)
-	h.render(w, r, "error", page{Title: "Error", Session: s, Data: map[string]any{"Status": status, "Message": msg}})
+	h.renderStatus(w, r, status, "error", page{Title: "Error", Session: s, Data: map[string]any{"Status": status, "Message": msg}})
 }

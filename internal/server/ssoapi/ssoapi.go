@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/localpath"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
@@ -207,16 +208,13 @@ func (a *API) external(r *http.Request) string {
 // callbackURL is the redirect URI registered at the provider.
 func (a *API) callbackURL(r *http.Request) string { return a.external(r) + "/auth/oidc/callback" }
 
-// next keeps a destination only when it is a path on this server (never
-// another site, nor //host or /\host, which browsers read as one).
+// next keeps a destination only when it is a page of this server
+// (localpath.Check, the same check as password sign-in's).
 func (a *API) next(next string) string {
-	home := a.basePath + "/"
-	u, err := url.Parse(next)
-	if next == "" || err != nil || u.Scheme != "" || u.Host != "" || u.User != nil ||
-		!strings.HasPrefix(next, home) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") {
-		return home
+	if p, ok := localpath.Check(a.basePath, next); ok {
+		return p
 	}
-	return next
+	return a.basePath + "/"
 }
 
 // cookie builds the binding cookie (maxAge < 0 deletes it). SameSite=Lax

@@ -216,6 +216,33 @@
     return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
   }
 
+  // localPath returns url when it is a page of this server under the base
+  // path, read as the browser reads a URL (\ is /, TAB, LF and CR dropped,
+  // controls and spaces trimmed) and again after each percent-decoding:
+  // starting with base + "/", no "//", "." or ".." in its path. Anything
+  // else (another host, a scheme such as javascript:) becomes the flags
+  // list. The server checks the same (webui.LocalNext); this is the
+  // second check, before navigating.
+  function localPath(url) {
+    const read = (s) => s.replace(/^[\x00-\x20\x7f]+|[\x00-\x20\x7f]+$/g, "").replace(/[\x00-\x1f\x7f]/g, "").replace(/\\/g, "/");
+    const under = (s) => {
+      const p = s.split(/[?#]/)[0];
+      return p.startsWith(base + "/") && !p.includes("//") && !p.split("/").some((seg) => seg === "." || seg === "..");
+    };
+    const view = read(String(url));
+    let s = view;
+    for (let i = 0; i < 5; i++) {
+      if (!under(s)) break;
+      let d;
+      try { d = read(decodeURIComponent(s)); } catch (e) { break; }
+      if (d === s) return view;
+      s = d;
+    }
+    return base + "/flags";
+  }
+
+  window.buntingLocalPath = localPath; // for the browser tests
+
   function then(where, r, form) {
     if (!where) return;
     if (where === "reload") { location.reload(); return; }
@@ -226,7 +253,7 @@
       return;
     }
     if (where.startsWith("toast:")) { toast(getPath(r.data, where.slice(6))); return; }
-    location.href = form ? fill(where, form) : where;
+    location.href = localPath(form ? fill(where, form) : where);
   }
 
   document.addEventListener("submit", async (ev) => {
