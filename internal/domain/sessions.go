@@ -214,31 +214,41 @@ type SessionView struct {
 	User        map[string]any `json:"user"`
 	CSRFToken   string         `json:"csrfToken,omitempty"`
 	Permissions []string       `json:"permissions"`
-}
-
-// allPermissions lists every permission name, for SessionView.
-var allPermissions = []string{
-	PermAdmin, PermCreateFeature, PermUpdateFeature, PermDeleteFeature, PermUpdateFeatureDependency,
-	PermCreateFeatureStrategy, PermUpdateFeatureStrategy, PermDeleteFeatureStrategy, PermUpdateFeatureEnvironment,
-	PermUpdateEnvVariants, PermCreateProject, PermUpdateProject, PermDeleteProject, PermCreateSegment, PermUpdateSegment,
-	PermDeleteSegment, PermCreateStrategy, PermUpdateStrategy, PermDeleteStrategy, PermCreateContextField,
-	PermUpdateContextField, PermDeleteContextField, PermCreateTagType, PermUpdateTagType, PermDeleteTagType,
-	PermReadClientToken, PermCreateClientToken, PermDeleteClientToken, PermReadFrontendToken, PermCreateFrontendToken,
-	PermDeleteFrontendToken,
+	// Project and Environments answer ?project=: what is held there.
+	Project      []string            `json:"project,omitempty"`
+	Environments map[string][]string `json:"environments,omitempty"`
 }
 
 // ViewSession is p's session view with csrf ("" when the caller is not a
-// browser session).
-func ViewSession(p *Principal, csrf string) SessionView {
-	v := SessionView{CSRFToken: csrf, Permissions: []string{}}
-	v.User = map[string]any{"name": p.Name, "rootRole": p.RootRole}
+// browser session): the root role's name and id, and the permissions held
+// outside any project (access.Grants.Held). With project set, Project
+// lists those held in that project (environment permissions in some
+// environment) and Environments those held per environment.
+func ViewSession(q store.Q, p *Principal, csrf, project string) (SessionView, error) {
+	role := p.RootRole
+	if p.Kind == KindAdminToken {
+		role = RoleAdmin
+	}
+	r, err := RootRoleOf(q, role)
+	if err != nil {
+		return SessionView{}, err
+	}
+	g := p.Grants()
+	v := SessionView{CSRFToken: csrf, Permissions: g.Held("", "")}
+	v.User = map[string]any{"name": p.Name, "rootRole": r.Name, "rootRoleId": r.ID}
 	if p.UserID != nil {
 		v.User["id"] = *p.UserID
 	}
-	for _, perm := range allPermissions {
-		if p.Can(perm, "", "") {
-			v.Permissions = append(v.Permissions, perm)
+	if project != "" {
+		v.Project = g.Held(project, "")
+		envs, err := q.Environments()
+		if err != nil {
+			return SessionView{}, err
+		}
+		v.Environments = map[string][]string{}
+		for _, e := range envs {
+			v.Environments[e.Name] = g.Held(project, e.Name)
 		}
 	}
-	return v
+	return v, nil
 }

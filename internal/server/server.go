@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bunting-flags/bunting/internal/access"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,6 +42,8 @@ type Server struct {
 	accounts *accounts.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
+	// access loads what each principal may do.
+	access *access.Service
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -55,7 +58,8 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	acc := access.NewService(st)
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
 	s.ops = opsapi.New(st)
 	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests)
 	var err error
@@ -63,7 +67,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals)
-	s.accounts = accounts.New(st, cfg.BasePath)
+	s.accounts = accounts.New(st, cfg.BasePath, cfg.BaseURL, acc)
 	if err := s.mountWebUI(); err != nil {
 		return nil, err
 	}

@@ -504,7 +504,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
-	for _, a := range accounts.ServiceAccounts { // the API gives the role's id
+	for _, a := range append(accounts.ServiceAccounts, users.Users...) { // the API gives the role's id
 		for _, role := range accounts.RootRoles {
 			if id, ok := a["rootRole"].(float64); ok && int(id) == role.ID {
 				a["roleName"] = role.Name
