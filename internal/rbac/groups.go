@@ -273,7 +273,7 @@ func UpdateGroup(tx *store.Tx, p *domain.Principal, id int64, in GroupInput) (Gr
 				}
 			}
 		}
-		after = slices.Sorted(slices.Values(members))
+		after = nonNil(slices.Sorted(slices.Values(members)))
 	}
 	if err := tx.Event(store.NewEvent{Type: "group-updated", Actor: p.Actor(), Data: groupEventData(g, after), PreData: groupEventData(old, before)}); err != nil {
 		return GroupView{}, err

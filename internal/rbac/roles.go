@@ -25,13 +25,16 @@ type PermissionView struct {
 	DisplayName string  `json:"displayName"`
 	Type        string  `json:"type"`
 	Environment *string `json:"environment"`
+	// Category groups permissions on the roles screen (not in Unleash's
+	// answer; its clients ignore it).
+	Category string `json:"category,omitempty"`
 }
 
 // adminPermission is ADMIN as the Admin role lists it.
 var adminPermission = PermissionView{ID: 100, Name: access.Admin, DisplayName: "Everything (admin)", Type: access.TypeRoot}
 
 func viewPermission(p access.Permission, env string) PermissionView {
-	v := PermissionView{ID: p.ID, Name: p.Name, DisplayName: p.DisplayName, Type: p.Type}
+	v := PermissionView{ID: p.ID, Name: p.Name, DisplayName: p.DisplayName, Type: p.Type, Category: p.Category}
 	if env != "" {
 		v.Environment = &env
 	}
@@ -326,8 +329,12 @@ func UpdateRole(tx *store.Tx, p *domain.Principal, id int64, in RoleInput) (doma
 	return domain.ViewRole(r), tx.Event(store.NewEvent{Type: "role-updated", Actor: p.Actor(), Data: roleEventData(r, perms), PreData: roleEventData(old, oldPerms)})
 }
 
-// DeleteRole deletes a custom role nobody holds as p (ADMIN), with its
-// event.
+// DeleteRole deletes a custom role as p (ADMIN), with its event. A custom
+// root role that people or groups hold as their root role is refused (they
+// would be left without one); a custom project role is taken away from
+// everyone who holds it in a project, and the event's preData lists where
+// (Unleash refuses both; Terraform destroys a role before the people its
+// project access named, so it could never be destroyed).
 func DeleteRole(tx *store.Tx, p *domain.Principal, id int64) error {
 	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
 		return err
@@ -336,12 +343,12 @@ func DeleteRole(tx *store.Tx, p *domain.Principal, id int64) error {
 	if err != nil {
 		return err
 	}
-	users, groups, err := tx.RoleUse(id)
+	users, groups, err := tx.RootRoleUse(id)
 	if err != nil {
 		return err
 	}
 	if users+groups > 0 {
-		e := apierr.Validation("Role is in use by users(%d) or groups(%d). You cannot delete a role that is in use without first removing the role from the users and groups.", users, groups)
+		e := apierr.Validation("Role is in use by users(%d) or groups(%d) as their root role. You cannot delete it without first giving them another root role.", users, groups)
 		e.Name = "RoleInUseError"
 		return e
 	}
@@ -349,10 +356,21 @@ func DeleteRole(tx *store.Tx, p *domain.Principal, id int64) error {
 	if err != nil {
 		return err
 	}
+	pre := roleEventData(old, oldPerms)
+	if !access.IsRootType(old.Type) {
+		used, err := tx.RoleProjects(id)
+		if err != nil {
+			return err
+		}
+		pre["projects"] = used
+		if err := tx.RemoveRoleFromProjects(id); err != nil {
+			return err
+		}
+	}
 	if err := tx.DeleteRole(id); err != nil {
 		return err
 	}
-	return tx.Event(store.NewEvent{Type: "role-deleted", Actor: p.Actor(), PreData: roleEventData(old, oldPerms)})
+	return tx.Event(store.NewEvent{Type: "role-deleted", Actor: p.Actor(), PreData: pre})
 }
 
 // ValidateRoleName is POST /api/admin/roles/validate: nil when name is free

@@ -98,7 +98,7 @@ func (r *router) handle(pattern string, sf *surface, perm string, h route.Handle
 	if spec.JSON {
 		mw = append(mw, r.s.jsonBody)
 	}
-	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, Doc: spec.Doc}
+	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, EnvScoped: spec.EnvFrom != nil, Doc: spec.Doc}
 	if sf != nil {
 		rt.Surface = sf.String()
 	}

@@ -126,6 +126,23 @@ func (q Q) RoleUse(id int64) (users, groups int, err error) {
 	return users, groups, err
 }
 
+// RootRoleUse counts the people, service accounts and groups whose root
+// role is id.
+func (q Q) RootRoleUse(id int64) (users, groups int, err error) {
+	err = q.row([]any{&users, &groups}, `SELECT (SELECT COUNT(*) FROM users WHERE root_role_id = $1), (SELECT COUNT(*) FROM groups WHERE root_role_id = $1)`, id)
+	return users, groups, err
+}
+
+// RemoveRoleFromProjects takes a project role away from everyone who
+// holds it, in every project.
+func (q Q) RemoveRoleFromProjects(id int64) error {
+	if _, err := q.exec(`DELETE FROM project_user_roles WHERE role_id = $1`, id); err != nil {
+		return err
+	}
+	_, err := q.exec(`DELETE FROM project_group_roles WHERE role_id = $1`, id)
+	return err
+}
+
 // RoleProjectUse is how many people and groups hold a project role in one
 // project.
 type RoleProjectUse struct {

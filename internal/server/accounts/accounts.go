@@ -82,7 +82,7 @@ func (s *API) login(w http.ResponseWriter, r *http.Request) error {
 	if err := s.withAccess(r, sess.Principal); err != nil {
 		return err
 	}
-	v, err := domain.ViewSession(s.store.Q(r.Context()), sess.Principal, sess.CSRF, "")
+	v, err := domain.ViewSession(s.store.Q(r.Context()), sess.Principal, sess.CSRF, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,8 @@ func (s *API) currentSession(w http.ResponseWriter, r *http.Request) error {
 		csrf = sess.CSRF
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	v, err := domain.ViewSession(s.store.Q(r.Context()), p, csrf, r.URL.Query().Get("project"))
+	query := r.URL.Query()
+	v, err := domain.ViewSession(s.store.Q(r.Context()), p, csrf, splitList(query["project"]), splitList(query["perm"]))
 	if err != nil {
 		return err
 	}
@@ -430,4 +431,17 @@ type API struct {
 // mounted (the session cookie's path).
 func New(st *store.Store, basePath, baseURL string, acc *access.Service) *API {
 	return &API{store: st, basePath: basePath, baseURL: baseURL, logins: domain.NewLoginLimiter(), access: acc}
+}
+
+// splitList reads a repeatable, comma-separated query parameter.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }
