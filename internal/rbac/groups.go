@@ -118,11 +118,23 @@ type GroupInput struct {
 	Description *string         `json:"description"`
 	MappingsSSO []string        `json:"mappingsSSO"`
 	RootRole    json.RawMessage `json:"rootRole"`
-	Users       *[]struct {
-		User struct {
-			ID int64 `json:"id"`
-		} `json:"user"`
-	} `json:"users"`
+	Users       *[]MemberRef    `json:"users"`
+}
+
+// MemberRef names a member of a group being written: {"user": {"id": 7}}.
+type MemberRef struct {
+	User struct {
+		ID int64 `json:"id"`
+	} `json:"user"`
+}
+
+// Members names people by id as a group's member list.
+func Members(ids ...int64) *[]MemberRef {
+	out := make([]MemberRef, len(ids))
+	for i, id := range ids {
+		out[i].User.ID = id
+	}
+	return &out
 }
 
 // validate checks the group's fields and returns the group and its member

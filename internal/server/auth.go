@@ -178,6 +178,9 @@ func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Princi
 		return p, err
 	}
 	grants, err := c.access.ForUser(ctx, *p.UserID)
+	if apierr.IsKind(err, apierr.KindNotFound) {
+		return nil, nil // the user was deleted (through another instance)
+	}
 	if err != nil {
 		return nil, err
 	}
