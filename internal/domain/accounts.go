@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -84,6 +85,34 @@ func AccountName(u store.User) string {
 	return "user"
 }
 
+// UserView is a person as the people routes answer (Unleash's userSchema:
+// rootRole is the role's id). An absent username, name or email is left
+// out rather than null: Unleash's Terraform provider reads a null username
+// or name as a crash.
+type UserView struct {
+	ID            int64     `json:"id"`
+	Username      *string   `json:"username,omitempty"`
+	Name          *string   `json:"name,omitempty"`
+	Email         *string   `json:"email,omitempty"`
+	RootRole      int64     `json:"rootRole"`
+	AccountType   string    `json:"accountType"`
+	CreatedAt     time.Time `json:"createdAt"`
+	LoginAttempts int       `json:"loginAttempts"`
+	Permissions   []string  `json:"permissions"`
+	Deactivated   bool      `json:"deactivated"`
+	HasPassword   bool      `json:"hasPassword"`
+	// EmailSent and InviteLink are set on creation: no mail is sent; a
+	// person created without a password gets a one-time link to set one.
+	EmailSent  *bool  `json:"emailSent,omitempty"`
+	InviteLink string `json:"inviteLink,omitempty"`
+}
+
+// ViewAccount is a as the people routes answer it.
+func ViewAccount(a store.Account) UserView {
+	return UserView{ID: a.ID, Username: a.Username, Name: a.Name, Email: a.Email, RootRole: a.RootRole, AccountType: "User",
+		CreatedAt: a.CreatedAt, Permissions: []string{}, Deactivated: a.Deactivated, HasPassword: a.HasPassword}
+}
+
 // accountEventData is what events record about a person (never the hash).
 func accountEventData(a store.Account) map[string]any {
 	return map[string]any{"id": a.ID, "username": a.Username, "email": a.Email, "name": a.Name, "rootRole": a.RootRole, "deactivated": a.Deactivated}
@@ -115,8 +144,9 @@ func BootstrapAdminUser(tx *store.Tx, name, password string) (bool, error) {
 	return true, tx.Event(store.NewEvent{Type: "user-created", Actor: SystemActor, Data: accountEventData(store.Account{User: u, HasPassword: true})})
 }
 
-// AccountInput creates or updates a person; the root role is an id (1–3)
-// or a name.
+// AccountInput creates or updates a person; the root role is a root
+// role's id or name. SendEmail is accepted for Unleash's clients and
+// ignored: Bunting sends no mail.
 type AccountInput struct {
 	Username    *string         `json:"username"`
 	Email       *string         `json:"email"`
@@ -124,20 +154,22 @@ type AccountInput struct {
 	RootRole    json.RawMessage `json:"rootRole"`
 	Password    *string         `json:"password"`
 	Deactivated *bool           `json:"deactivated"`
+	SendEmail   *bool           `json:"sendEmail"`
 }
 
 // role is the root role in, and whether in names one.
-func (in AccountInput) role() (string, bool, error) {
-	if len(in.RootRole) == 0 {
-		return "", false, nil
+func (in AccountInput) role(q store.Q) (int64, bool, error) {
+	if len(in.RootRole) == 0 || string(in.RootRole) == "null" {
+		return 0, false, nil
 	}
-	r, err := ParseRootRole(in.RootRole)
+	r, err := ParseRootRole(q, in.RootRole)
 	return r, true, err
 }
 
-// CreateAccount creates a person who signs in with a password as p
-// (ADMIN), with its event. The role defaults to Viewer; an email already
-// in use is a 409.
+// CreateAccount creates a person as p (ADMIN), with its event. The role
+// defaults to Viewer; an email already in use is a 409. Without a
+// password the person signs in through single sign-on, or sets one through
+// a link an admin makes (CreatePasswordLink).
 func CreateAccount(tx *store.Tx, p *Principal, in AccountInput) (store.Account, error) {
 	if err := p.Require(PermAdmin, "", ""); err != nil {
 		return store.Account{}, err
@@ -159,20 +191,19 @@ func CreateAccount(tx *store.Tx, p *Principal, in AccountInput) (store.Account, 
 	if in.Username != nil && strings.Contains(*in.Username, "@") {
 		return store.Account{}, apierr.Validation("The `username` property cannot contain @ (use `email` for an address).")
 	}
-	role, ok, err := in.role()
+	role, ok, err := in.role(tx.Q)
 	if err != nil {
 		return store.Account{}, err
 	}
 	if !ok {
 		role = RoleViewer
 	}
-	if in.Password == nil {
-		return store.Account{}, apierr.Validation("The `password` property is required.")
+	if in.Password != nil {
+		if err := validatePassword(*in.Password); err != nil {
+			return store.Account{}, err
+		}
 	}
-	if err := validatePassword(*in.Password); err != nil {
-		return store.Account{}, err
-	}
-	a := store.Account{User: store.User{Username: in.Username, Email: in.Email, Name: in.Name, RootRole: role}, HasPassword: true}
+	a := store.Account{User: store.User{Username: in.Username, Email: in.Email, Name: in.Name, RootRole: role}, HasPassword: in.Password != nil}
 	if in.Email != nil {
 		if _, _, err := tx.AccountByLogin(*in.Email); err == nil {
 			return store.Account{}, apierr.Conflict("A user with that email already exists")
@@ -182,8 +213,10 @@ func CreateAccount(tx *store.Tx, p *Principal, in AccountInput) (store.Account, 
 	if a.ID, err = tx.InsertUser(a.User); err != nil {
 		return store.Account{}, err
 	}
-	if err := tx.SetPasswordHash(a.ID, HashPassword(*in.Password)); err != nil {
-		return store.Account{}, err
+	if in.Password != nil {
+		if err := tx.SetPasswordHash(a.ID, HashPassword(*in.Password)); err != nil {
+			return store.Account{}, err
+		}
 	}
 	return a, tx.Event(store.NewEvent{Type: "user-created", Actor: p.Actor(), Data: accountEventData(a)})
 }
@@ -199,7 +232,7 @@ func UpdateAccount(tx *store.Tx, p *Principal, id int64, in AccountInput) (store
 	if in.Username != nil || in.Password != nil {
 		return store.Account{}, apierr.Validation("The `username` cannot change, and a password is reset at /api/admin/user-admin/{id}/reset-password.")
 	}
-	role, hasRole, err := in.role()
+	role, hasRole, err := in.role(tx.Q)
 	if err != nil {
 		return store.Account{}, err
 	}

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -11,9 +12,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-func principal(role string) *domain.Principal {
+func principal(role int64) *domain.Principal {
 	id := int64(7)
-	return &domain.Principal{Kind: domain.KindUser, Name: "svc-" + role, UserID: &id, RootRole: role}
+	return &domain.Principal{Kind: domain.KindUser, Name: "svc-" + strconv.FormatInt(role, 10), UserID: &id, RootRole: role}
 }
 
 func eventCount(t *testing.T, st *store.Store) int {

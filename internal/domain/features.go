@@ -243,7 +243,7 @@ func ArchiveFeature(tx *store.Tx, p *Principal, project, name string) error {
 
 // ReviveFeature brings an archived flag back as p, with its event.
 func ReviveFeature(tx *store.Tx, p *Principal, name string) error {
-	if err := p.Require(PermUpdateFeature, "", ""); err != nil {
+	if _, err := p.RequireOnFlag(tx.Q, PermUpdateFeature, name); err != nil {
 		return err
 	}
 	f, err := archivedFeature(tx.Q, name)
@@ -258,7 +258,7 @@ func ReviveFeature(tx *store.Tx, p *Principal, name string) error {
 
 // DeleteFeature deletes an archived flag for good as p, with its event.
 func DeleteFeature(tx *store.Tx, p *Principal, name string) error {
-	if err := p.Require(PermDeleteFeature, "", ""); err != nil {
+	if _, err := p.RequireOnFlag(tx.Q, PermDeleteFeature, name); err != nil {
 		return err
 	}
 	f, err := archivedFeature(tx.Q, name)

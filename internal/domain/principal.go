@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/bunting-flags/bunting/internal/access"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -16,55 +17,50 @@ const (
 	KindUser          = "user"
 )
 
-// Root roles.
+// The predefined root roles' ids.
 const (
-	RoleAdmin  = "Admin"
-	RoleEditor = "Editor"
-	RoleViewer = "Viewer"
+	RoleAdmin  = access.RoleAdmin
+	RoleEditor = access.RoleEditor
+	RoleViewer = access.RoleViewer
 )
 
-// Permission names (Unleash's, so 403 bodies read the same).
+// Permission names (Unleash's, so 403 bodies read the same); the full list
+// is access.Permissions.
 const (
-	PermAdmin                    = "ADMIN"
-	PermCreateFeature            = "CREATE_FEATURE"
-	PermUpdateFeature            = "UPDATE_FEATURE"
-	PermDeleteFeature            = "DELETE_FEATURE"
-	PermUpdateFeatureDependency  = "UPDATE_FEATURE_DEPENDENCY"
-	PermCreateFeatureStrategy    = "CREATE_FEATURE_STRATEGY"
-	PermUpdateFeatureStrategy    = "UPDATE_FEATURE_STRATEGY"
-	PermDeleteFeatureStrategy    = "DELETE_FEATURE_STRATEGY"
-	PermUpdateFeatureEnvironment = "UPDATE_FEATURE_ENVIRONMENT"
-	PermUpdateEnvVariants        = "UPDATE_FEATURE_ENVIRONMENT_VARIANTS"
-	PermCreateProject            = "CREATE_PROJECT"
-	PermUpdateProject            = "UPDATE_PROJECT"
-	PermDeleteProject            = "DELETE_PROJECT"
-	PermCreateSegment            = "CREATE_SEGMENT"
-	PermUpdateSegment            = "UPDATE_SEGMENT"
-	PermDeleteSegment            = "DELETE_SEGMENT"
-	PermCreateStrategy           = "CREATE_STRATEGY"
-	PermUpdateStrategy           = "UPDATE_STRATEGY"
-	PermDeleteStrategy           = "DELETE_STRATEGY"
-	PermCreateContextField       = "CREATE_CONTEXT_FIELD"
-	PermUpdateContextField       = "UPDATE_CONTEXT_FIELD"
-	PermDeleteContextField       = "DELETE_CONTEXT_FIELD"
-	PermCreateTagType            = "CREATE_TAG_TYPE"
-	PermUpdateTagType            = "UPDATE_TAG_TYPE"
-	PermDeleteTagType            = "DELETE_TAG_TYPE"
-	PermReadClientToken          = "READ_CLIENT_API_TOKEN"
-	PermCreateClientToken        = "CREATE_CLIENT_API_TOKEN"
-	PermDeleteClientToken        = "DELETE_CLIENT_API_TOKEN"
-	PermReadFrontendToken        = "READ_FRONTEND_API_TOKEN"
-	PermCreateFrontendToken      = "CREATE_FRONTEND_API_TOKEN"
-	PermDeleteFrontendToken      = "DELETE_FRONTEND_API_TOKEN"
+	PermAdmin                    = access.Admin
+	PermCreateFeature            = access.CreateFeature
+	PermUpdateFeature            = access.UpdateFeature
+	PermDeleteFeature            = access.DeleteFeature
+	PermUpdateFeatureDependency  = access.UpdateFeatureDependency
+	PermCreateFeatureStrategy    = access.CreateFeatureStrategy
+	PermUpdateFeatureStrategy    = access.UpdateFeatureStrategy
+	PermDeleteFeatureStrategy    = access.DeleteFeatureStrategy
+	PermUpdateFeatureEnvironment = access.UpdateFeatureEnvironment
+	PermUpdateEnvVariants        = access.UpdateEnvVariants
+	PermCreateProject            = access.CreateProject
+	PermUpdateProject            = access.UpdateProject
+	PermDeleteProject            = access.DeleteProject
+	PermProjectAccessRead        = access.ProjectUserAccessRead
+	PermProjectAccessWrite       = access.ProjectUserAccessWrite
+	PermCreateSegment            = access.CreateSegment
+	PermUpdateSegment            = access.UpdateSegment
+	PermDeleteSegment            = access.DeleteSegment
+	PermCreateStrategy           = access.CreateStrategy
+	PermUpdateStrategy           = access.UpdateStrategy
+	PermDeleteStrategy           = access.DeleteStrategy
+	PermCreateContextField       = access.CreateContextField
+	PermUpdateContextField       = access.UpdateContextField
+	PermDeleteContextField       = access.DeleteContextField
+	PermCreateTagType            = access.CreateTagType
+	PermUpdateTagType            = access.UpdateTagType
+	PermDeleteTagType            = access.DeleteTagType
+	PermReadClientToken          = access.ReadClientToken
+	PermCreateClientToken        = access.CreateClientToken
+	PermDeleteClientToken        = access.DeleteClientToken
+	PermReadFrontendToken        = access.ReadFrontendToken
+	PermCreateFrontendToken      = access.CreateFrontendToken
+	PermDeleteFrontendToken      = access.DeleteFrontendToken
 )
-
-// editorDenied are the permissions an Editor does not hold: everything
-// about API tokens, plus ADMIN itself.
-var editorDenied = []string{
-	PermAdmin, PermReadClientToken, PermCreateClientToken, PermDeleteClientToken,
-	PermReadFrontendToken, PermCreateFrontendToken, PermDeleteFrontendToken,
-	"UPDATE_CLIENT_API_TOKEN", "UPDATE_FRONTEND_API_TOKEN",
-}
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
@@ -75,33 +71,41 @@ type Principal struct {
 	Name string
 	// UserID is recorded as createdByUserId (-42 for admin tokens, as Unleash).
 	UserID *int64
-	// RootRole is Admin, Editor or Viewer (admin tokens act as Admin).
-	RootRole string
+	// RootRole is the id of a user's root role (admin tokens act as Admin).
+	RootRole int64
 	// Projects and Environment scope client and frontend tokens ("*" = all).
 	Projects    []string
 	Environment string
 	// User is set for user principals.
 	User *store.User
+	// Access is what the principal may do, loaded per request by
+	// access.Service (nil: the root role's predefined permissions alone).
+	Access *access.Grants
 }
 
 // Actor returns who the principal is, for events.
 func (p *Principal) Actor() store.Actor { return store.Actor{Name: p.Name, UserID: p.UserID} }
 
-// Can reports whether the principal holds perm (in project and env; the
-// open-source role model has no project- or environment-specific grants, so
-// only the root role matters).
+// Grants is what the principal may do: its loaded Access, else what its
+// kind or predefined root role gives.
+func (p *Principal) Grants() *access.Grants {
+	switch {
+	case p == nil:
+		return access.Nothing
+	case p.Access != nil && (p.Kind == KindUser || p.Kind == KindAdminToken):
+		return p.Access
+	case p.Kind == KindAdminToken:
+		return access.Everything
+	case p.Kind == KindUser:
+		return access.ForRootRole(p.RootRole)
+	}
+	return access.Nothing
+}
+
+// Can reports whether the principal holds perm in project and env
+// (access.Grants.Can decides; client and frontend tokens hold nothing).
 func (p *Principal) Can(perm, project, env string) bool {
-	if p == nil || (p.Kind != KindAdminToken && p.Kind != KindUser) {
-		return false
-	}
-	switch p.RootRole {
-	case RoleAdmin:
-		return true
-	case RoleEditor:
-		return !slices.Contains(editorDenied, perm)
-	default:
-		return false
-	}
+	return p.Grants().Can(perm, project, env)
 }
 
 // AllProjects reports whether a token is scoped to every project.
@@ -109,9 +113,25 @@ func (p *Principal) AllProjects() bool {
 	return len(p.Projects) == 0 || slices.Contains(p.Projects, "*")
 }
 
-// CanSeeProject reports whether a client/frontend token may read project.
+// CanSeeProject reports whether p may read project and what is in it:
+// for client and frontend tokens (and scopes built in process, such as
+// the playground's), their project scope; for people and
+// admin tokens, access.Grants.CanSeeProject (private projects are only
+// their members' and admins').
 func (p *Principal) CanSeeProject(project string) bool {
-	return p.AllProjects() || slices.Contains(p.Projects, project)
+	if p != nil && p.Kind != KindUser && p.Kind != KindAdminToken {
+		return p.AllProjects() || slices.Contains(p.Projects, project)
+	}
+	return p.Grants().CanSeeProject(project)
+}
+
+// SeeProject is nil when p may see project and otherwise the NotFound a
+// project it may not see answers (as one that does not exist).
+func (p *Principal) SeeProject(project string) error {
+	if p.CanSeeProject(project) {
+		return nil
+	}
+	return apierr.NotFound("Project %s does not exist", project)
 }
 
 // Require returns nil when p holds perm (in project and env), 401 when
@@ -124,7 +144,28 @@ func (p *Principal) Require(perm, project, env string) error {
 	if p.Can(perm, project, env) {
 		return nil
 	}
+	if project != "" && !p.CanSeeProject(project) {
+		return apierr.NotFound("Project %s does not exist", project)
+	}
 	return Forbidden(perm, env)
+}
+
+// RequireOnFlag loads the flag name (archived or not) and checks that p
+// holds perm in its project: 401 without a principal, a NotFound for a
+// flag that does not exist or is in a project p may not see, else Require's
+// answer.
+func (p *Principal) RequireOnFlag(q store.Q, perm, name string) (store.Feature, error) {
+	if p == nil {
+		return store.Feature{}, p.Require(perm, "", "")
+	}
+	f, err := q.Feature(name)
+	if err != nil {
+		return f, err
+	}
+	if !p.CanSeeProject(f.Project) {
+		return f, apierr.NotFound("Could not find feature flag %s", f.Name)
+	}
+	return f, p.Require(perm, f.Project, "")
 }
 
 // Forbidden is the 403 naming a permission the caller lacks, scoped to env

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bunting-flags/bunting/internal/access"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -45,7 +46,9 @@ func slugify(name string) string {
 }
 
 // CreateProject creates a project as p, with its event. Without an id the
-// name's slug is used; without environments it gets every enabled one.
+// name's slug is used; without environments it gets every enabled one. A
+// person (or service account) who creates a project owns it (the Owner
+// project role), as in Unleash.
 func CreateProject(tx *store.Tx, p *Principal, in ProjectInput) (store.Project, error) {
 	if err := p.Require(PermCreateProject, "", ""); err != nil {
 		return store.Project{}, err
@@ -85,6 +88,11 @@ func CreateProject(tx *store.Tx, p *Principal, in ProjectInput) (store.Project, 
 	proj.CreatedAt = tx.Now()
 	if err := tx.InsertProject(proj, envs); err != nil {
 		return store.Project{}, err
+	}
+	if p.Kind == KindUser && p.UserID != nil {
+		if err := tx.SetProjectUserRoles(proj.ID, *p.UserID, []int64{access.RoleOwner}, tx.Now()); err != nil {
+			return store.Project{}, err
+		}
 	}
 	return proj, tx.Event(store.NewEvent{Type: "project-created", Actor: p.Actor(), Project: proj.ID,
 		Data: map[string]any{"id": proj.ID, "name": proj.Name, "description": proj.Description, "mode": proj.Mode,

@@ -240,36 +240,67 @@ func SignOutEverywhere(q store.Q, p *Principal) (int64, error) {
 
 // SessionView is what sign-in and GET /api/admin/user/session answer: who
 // is signed in, the CSRF token the page sends back on changes and the
-// permissions the person holds.
+// permissions the person holds outside any project; Scopes, what they
+// hold in the projects asked for (pages show only what may be changed).
 type SessionView struct {
-	User        map[string]any `json:"user"`
-	CSRFToken   string         `json:"csrfToken,omitempty"`
-	Permissions []string       `json:"permissions"`
+	User        map[string]any   `json:"user"`
+	CSRFToken   string           `json:"csrfToken,omitempty"`
+	Permissions []string         `json:"permissions"`
+	MemberOf    []string         `json:"memberOf"`
+	Scopes      map[string]Scope `json:"scopes,omitempty"`
 }
 
-// allPermissions lists every permission name, for SessionView.
-var allPermissions = []string{
-	PermAdmin, PermCreateFeature, PermUpdateFeature, PermDeleteFeature, PermUpdateFeatureDependency,
-	PermCreateFeatureStrategy, PermUpdateFeatureStrategy, PermDeleteFeatureStrategy, PermUpdateFeatureEnvironment,
-	PermUpdateEnvVariants, PermCreateProject, PermUpdateProject, PermDeleteProject, PermCreateSegment, PermUpdateSegment,
-	PermDeleteSegment, PermCreateStrategy, PermUpdateStrategy, PermDeleteStrategy, PermCreateContextField,
-	PermUpdateContextField, PermDeleteContextField, PermCreateTagType, PermUpdateTagType, PermDeleteTagType,
-	PermReadClientToken, PermCreateClientToken, PermDeleteClientToken, PermReadFrontendToken, PermCreateFrontendToken,
-	PermDeleteFrontendToken,
+// Scope is what a person holds in one project: its project permissions
+// (with environment ones held in some environment) and, per environment,
+// its environment permissions.
+type Scope struct {
+	Project      []string            `json:"project"`
+	Environments map[string][]string `json:"environments"`
 }
 
 // ViewSession is p's session view with csrf ("" when the caller is not a
-// browser session).
-func ViewSession(p *Principal, csrf string) SessionView {
-	v := SessionView{CSRFToken: csrf, Permissions: []string{}}
-	v.User = map[string]any{"name": p.Name, "rootRole": p.RootRole}
+// browser session): the root role's name and id, the permissions held
+// outside any project (access.Grants.Held), and a Scope for each of
+// projects p may see. only, when not empty, limits the permissions listed
+// in scopes to those names.
+func ViewSession(q store.Q, p *Principal, csrf string, projects, only []string) (SessionView, error) {
+	role := p.RootRole
+	if p.Kind == KindAdminToken {
+		role = RoleAdmin
+	}
+	r, err := RootRoleOf(q, role)
+	if err != nil {
+		return SessionView{}, err
+	}
+	g := p.Grants()
+	v := SessionView{CSRFToken: csrf, Permissions: g.Held("", ""), MemberOf: g.Projects()}
+	v.User = map[string]any{"name": p.Name, "rootRole": r.Name, "rootRoleId": r.ID}
 	if p.UserID != nil {
 		v.User["id"] = *p.UserID
 	}
-	for _, perm := range allPermissions {
-		if p.Can(perm, "", "") {
-			v.Permissions = append(v.Permissions, perm)
-		}
+	if len(projects) == 0 {
+		return v, nil
 	}
-	return v
+	envs, err := q.Environments()
+	if err != nil {
+		return SessionView{}, err
+	}
+	keep := func(held []string) []string {
+		if len(only) == 0 {
+			return held
+		}
+		return slices.DeleteFunc(held, func(n string) bool { return !slices.Contains(only, n) && n != PermAdmin })
+	}
+	v.Scopes = map[string]Scope{}
+	for _, project := range projects {
+		if project == "" || !p.CanSeeProject(project) || len(v.Scopes) >= 500 {
+			continue
+		}
+		sc := Scope{Project: keep(g.Held(project, "")), Environments: map[string][]string{}}
+		for _, e := range envs {
+			sc.Environments[e.Name] = keep(g.Held(project, e.Name))
+		}
+		v.Scopes[project] = sc
+	}
+	return v, nil
 }

@@ -102,10 +102,7 @@ func MarkStale(tx *store.Tx, p *Principal, project string, features []string, va
 
 // SetFeatureStale marks one flag stale or not as p and returns it.
 func SetFeatureStale(tx *store.Tx, p *Principal, name string, stale bool) (store.Feature, error) {
-	if err := p.Require(PermUpdateFeature, "", ""); err != nil {
-		return store.Feature{}, err
-	}
-	f, err := tx.Feature(name)
+	f, err := p.RequireOnFlag(tx.Q, PermUpdateFeature, name)
 	if err != nil {
 		return f, err
 	}

@@ -158,10 +158,7 @@ func TagFeature(tx *store.Tx, p *Principal, feature string, t store.Tag) error {
 // UntagFeature removes a tag from a flag as p, with an event when it had
 // it.
 func UntagFeature(tx *store.Tx, p *Principal, feature string, t store.Tag) error {
-	if err := p.Require(PermUpdateFeature, "", ""); err != nil {
-		return err
-	}
-	f, err := tx.Feature(feature)
+	f, err := p.RequireOnFlag(tx.Q, PermUpdateFeature, feature)
 	if err != nil {
 		return err
 	}
@@ -171,7 +168,8 @@ func UntagFeature(tx *store.Tx, p *Principal, feature string, t store.Tag) error
 // ChangeFeatureTags adds and removes a flag's tags as p, with their
 // events, all or none.
 func ChangeFeatureTags(tx *store.Tx, p *Principal, feature string, added, removed []store.Tag) error {
-	if err := p.Require(PermUpdateFeature, "", ""); err != nil {
+	f, err := p.RequireOnFlag(tx.Q, PermUpdateFeature, feature)
+	if err != nil {
 		return err
 	}
 	for _, list := range [][]store.Tag{added, removed} {
@@ -180,10 +178,6 @@ func ChangeFeatureTags(tx *store.Tx, p *Principal, feature string, added, remove
 				return err
 			}
 		}
-	}
-	f, err := tx.Feature(feature)
-	if err != nil {
-		return err
 	}
 	for _, t := range added {
 		if err := tagFeature(tx, p, f, t); err != nil {

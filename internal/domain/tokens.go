@@ -50,8 +50,20 @@ func TokenEventData(t store.APIToken) map[string]any {
 	return map[string]any{"tokenName": t.TokenName, "type": t.Type, "environment": t.Environment, "projects": t.Projects}
 }
 
+// tokenVisible reports whether p may see t: not when it is scoped to a
+// private project p may not see.
+func tokenVisible(p *Principal, t store.APIToken) bool {
+	for _, pr := range t.Projects {
+		if pr != "*" && !p.CanSeeProject(pr) {
+			return false
+		}
+	}
+	return true
+}
+
 // ListAPITokens lists the API tokens of the types p may read, oldest
-// first; 403 when p may read none.
+// first, but those of private projects p may not see; 403 when p may read
+// none.
 func ListAPITokens(q store.Q, p *Principal) ([]TokenView, error) {
 	all, err := q.APITokens()
 	if err != nil {
@@ -63,7 +75,7 @@ func ListAPITokens(q store.Q, p *Principal) ([]TokenView, error) {
 		if p.Can(perms[0], "", "") {
 			readable = true
 			for _, t := range all {
-				if t.Type == typ {
+				if t.Type == typ && tokenVisible(p, t) {
 					out = append(out, viewToken(t))
 				}
 			}

@@ -2,58 +2,85 @@ package domain
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/access"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// RootRole describes one of the three root roles.
+// RootRole is a role as the API shows it (Unleash's roleSchema): a root
+// role (predefined or custom) or a project role.
 type RootRole struct {
-	ID          int     `json:"id"`
+	ID          int64   `json:"id"`
 	Type        string  `json:"type"`
 	Name        string  `json:"name"`
 	Description string  `json:"description"`
 	Project     *string `json:"project"`
 }
 
-// RootRoles are Admin (1), Editor (2) and Viewer (3), Unleash's ids.
-var RootRoles = []RootRole{
-	{ID: 1, Type: "root", Name: RoleAdmin, Description: "Users with the root admin role have superuser access to Bunting and can perform any operation."},
-	{ID: 2, Type: "root", Name: RoleEditor, Description: "Users with the root editor role can change flags, strategies, segments, context fields and tags, but cannot manage API tokens or users."},
-	{ID: 3, Type: "root", Name: RoleViewer, Description: "Users with the root viewer role can only read resources."},
+// ViewRole is r as the API shows it.
+func ViewRole(r store.Role) RootRole {
+	return RootRole{ID: r.ID, Type: r.Type, Name: r.Name, Description: r.Description}
 }
 
-// RoleByName is the root role named name (Viewer when none is).
-func RoleByName(name string) RootRole {
-	for _, r := range RootRoles {
-		if r.Name == name {
-			return r
+// RootRoles lists the root roles, predefined then custom, by id.
+func RootRoles(q store.Q) ([]RootRole, error) {
+	roles, err := q.Roles()
+	if err != nil {
+		return nil, err
+	}
+	out := []RootRole{}
+	for _, r := range roles {
+		if access.IsRootType(r.Type) {
+			out = append(out, ViewRole(r))
 		}
 	}
-	return RootRoles[2]
+	return out, nil
 }
 
-// ParseRootRole accepts a role id (1–3) or name (Admin, Editor, Viewer).
-func ParseRootRole(raw json.RawMessage) (string, error) {
-	var id int
-	if json.Unmarshal(raw, &id) == nil {
-		for _, r := range RootRoles {
-			if r.ID == id {
-				return r.Name, nil
-			}
+// RootRoleOf is the root role id as the API shows it (Viewer when the id
+// names no root role).
+func RootRoleOf(q store.Q, id int64) (RootRole, error) {
+	r, err := q.Role(id)
+	if apierr.IsKind(err, apierr.KindNotFound) || (err == nil && !access.IsRootType(r.Type)) {
+		r, err = q.Role(RoleViewer)
+	}
+	if err != nil {
+		return RootRole{}, err
+	}
+	return ViewRole(r), nil
+}
+
+// ParseRootRole accepts a root role's id (a number, or a string of
+// digits) or its name, ignoring case: a predefined one (1 Admin, 2 Editor,
+// 3 Viewer) or a custom root role.
+func ParseRootRole(q store.Q, raw json.RawMessage) (int64, error) {
+	var (
+		r    store.Role
+		err  error = apierr.NotFound("no role")
+		id   int64
+		name string
+	)
+	switch {
+	case json.Unmarshal(raw, &id) == nil:
+		r, err = q.Role(id)
+	case json.Unmarshal(raw, &name) == nil:
+		if n, perr := strconv.ParseInt(name, 10, 64); perr == nil {
+			r, err = q.Role(n)
+		} else {
+			r, err = q.RoleByName(name)
 		}
 	}
-	var name string
-	if json.Unmarshal(raw, &name) == nil {
-		for _, r := range RootRoles {
-			if strings.EqualFold(r.Name, name) {
-				return r.Name, nil
-			}
-		}
+	if err != nil && !apierr.IsKind(err, apierr.KindNotFound) {
+		return 0, err
 	}
-	return "", apierr.Validation("The `rootRole` property must be one of 1 (Admin), 2 (Editor) or 3 (Viewer). You sent %s.", string(raw))
+	if err != nil || !access.IsRootType(r.Type) {
+		return 0, apierr.Validation("The `rootRole` property must name a root role: 1 (Admin), 2 (Editor), 3 (Viewer) or a custom root role's id or name. You sent %s.", string(raw))
+	}
+	return r.ID, nil
 }
 
 // ServiceAccountView is a service account as the API shows it.
@@ -61,14 +88,14 @@ type ServiceAccountView struct {
 	ID        int64             `json:"id"`
 	Username  *string           `json:"username"`
 	Name      *string           `json:"name"`
-	RootRole  int               `json:"rootRole"`
+	RootRole  int64             `json:"rootRole"`
 	CreatedAt time.Time         `json:"createdAt"`
 	Tokens    []store.UserToken `json:"tokens,omitempty"`
 }
 
 // ViewServiceAccount is u as the API shows it (without tokens).
 func ViewServiceAccount(u store.User) ServiceAccountView {
-	return ServiceAccountView{ID: u.ID, Username: u.Username, Name: u.Name, RootRole: RoleByName(u.RootRole).ID, CreatedAt: u.CreatedAt}
+	return ServiceAccountView{ID: u.ID, Username: u.Username, Name: u.Name, RootRole: u.RootRole, CreatedAt: u.CreatedAt}
 }
 
 // ServiceAccountInput is a service account as an admin call creates or
@@ -90,7 +117,7 @@ func CreateServiceAccount(tx *store.Tx, p *Principal, in ServiceAccountInput) (S
 	if len(in.RootRole) == 0 {
 		return ServiceAccountView{}, apierr.Validation("The `rootRole` property is required. It was not present on the data you sent.")
 	}
-	role, err := ParseRootRole(in.RootRole)
+	role, err := ParseRootRole(tx.Q, in.RootRole)
 	if err != nil {
 		return ServiceAccountView{}, err
 	}
@@ -118,7 +145,7 @@ func UpdateServiceAccount(tx *store.Tx, p *Principal, id int64, in ServiceAccoun
 		u.Name = in.Name
 	}
 	if len(in.RootRole) > 0 {
-		if u.RootRole, err = ParseRootRole(in.RootRole); err != nil {
+		if u.RootRole, err = ParseRootRole(tx.Q, in.RootRole); err != nil {
 			return ServiceAccountView{}, err
 		}
 	}

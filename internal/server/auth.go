@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"github.com/bunting-flags/bunting/internal/access"
+	"github.com/bunting-flags/bunting/internal/httpjson"
 	"hash/maphash"
 	"net/http"
 	"strings"
@@ -88,7 +90,7 @@ func (s *Server) authenticate(sf surface) func(http.Handler) http.Handler {
 func (s *Server) requirePermission(perm string, envFrom func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
-			if err := checkPermission(r, perm, envFrom); err != nil {
+			if err := s.checkPermission(r, perm, envFrom); err != nil {
 				return err
 			}
 			next.ServeHTTP(w, r)
@@ -97,14 +99,45 @@ func (s *Server) requirePermission(perm string, envFrom func(*http.Request) stri
 	}
 }
 
-// checkPermission is requirePermission's check, for handlers that decide
-// the permission from the body (e.g. the token type being created).
-func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) string) error {
+// checkPermission is requirePermission's check. A project or environment
+// permission is checked in the path's project: {projectId}, else the
+// project of the path's {featureName} (as Unleash looks it up).
+func (s *Server) checkPermission(r *http.Request, perm string, envFrom func(*http.Request) string) error {
 	env := ""
 	if envFrom != nil {
 		env = envFrom(r)
 	}
-	return domain.PrincipalFrom(r.Context()).Require(perm, r.PathValue("projectId"), env)
+	project := r.PathValue("projectId")
+	if pm, ok := access.Lookup(perm); ok && pm.Type != access.TypeRoot && project == "" {
+		var err error
+		if project, err = s.flagProject(r); err != nil {
+			return err
+		}
+	}
+	return domain.PrincipalFrom(r.Context()).Require(perm, project, env)
+}
+
+// requireVisible answers 404, as if it did not exist, when the path names
+// a project the caller may not see ({projectId}) or a flag in one
+// ({featureName}): private projects are invisible to non-members.
+func (s *Server) requireVisible(next http.Handler) http.Handler {
+	return handlerFunc(s, func(w http.ResponseWriter, r *http.Request) error {
+		p := domain.PrincipalFrom(r.Context())
+		if len(p.Grants().HiddenProjects()) > 0 {
+			if project := r.PathValue("projectId"); project != "" && !p.CanSeeProject(project) {
+				return apierr.NotFound("Project %s does not exist", project)
+			}
+			project, err := s.flagProject(r)
+			if err != nil {
+				return err
+			}
+			if project != "" && !p.CanSeeProject(project) {
+				return apierr.NotFound("Could not find feature flag %s", r.PathValue("featureName"))
+			}
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 // tokenCache resolves secrets to principals. API tokens (admin, client,
@@ -120,6 +153,7 @@ func checkPermission(r *http.Request, perm string, envFrom func(*http.Request) s
 type tokenCache struct {
 	store     *store.Store
 	apiTokens *apiTokenTable
+	access    *access.Service
 	seed      maphash.Seed
 	mu        sync.Mutex
 	byKey     map[uint64]tokenCacheEntry
@@ -135,14 +169,34 @@ type tokenCacheEntry struct {
 
 const tokenCacheTTL = 5 * time.Second
 
-func newTokenCache(st *store.Store) *tokenCache {
-	return &tokenCache{store: st, apiTokens: newAPITokenTable(st, time.Now), seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
+func newTokenCache(st *store.Store, acc *access.Service) *tokenCache {
+	return &tokenCache{store: st, apiTokens: newAPITokenTable(st, time.Now), access: acc, seed: maphash.MakeSeed(), byKey: map[uint64]tokenCacheEntry{}, now: time.Now}
 }
 
+// Resolve returns the principal behind secret (nil when none is): for a
+// personal or service-account token, a copy of the cached principal with
+// what its user may do now (access.Service.ForUser).
 func (c *tokenCache) Resolve(ctx context.Context, secret string) (*domain.Principal, error) {
 	if !strings.HasPrefix(secret, "user:") {
 		return c.apiTokens.resolve(ctx, secret)
 	}
+	p, err := c.resolve(ctx, secret)
+	if err != nil || p == nil || p.Kind != domain.KindUser {
+		return p, err
+	}
+	grants, err := c.access.ForUser(ctx, *p.UserID)
+	if apierr.IsKind(err, apierr.KindNotFound) {
+		return nil, nil // the user was deleted (through another instance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp := *p
+	cp.Access = grants
+	return &cp, nil
+}
+
+func (c *tokenCache) resolve(ctx context.Context, secret string) (*domain.Principal, error) {
 	key := maphash.String(c.seed, secret)
 	rev, now := c.store.CredentialRevision(), c.now()
 	c.mu.Lock()
@@ -188,7 +242,22 @@ func (c *tokenCache) load(ctx context.Context, hash string) (*domain.Principal, 
 func apiTokenPrincipal(t store.APIToken) *domain.Principal {
 	p := &domain.Principal{Kind: t.Type, Name: t.TokenName, Projects: t.Projects, Environment: t.Environment}
 	if t.Type == domain.KindAdminToken {
-		p.RootRole, p.UserID = domain.RoleAdmin, &adminTokenUserID
+		p.RootRole, p.UserID, p.Access = domain.RoleAdmin, &adminTokenUserID, access.Everything
 	}
 	return p
+}
+
+// flagProject is the project of the flag the path names ({featureName}),
+// "" when it names none, or one that does not exist, or text no database
+// stores (the text check answers that one).
+func (s *Server) flagProject(r *http.Request) (string, error) {
+	name := r.PathValue("featureName")
+	if name == "" || !httpjson.ValidText(name) {
+		return "", nil
+	}
+	f, err := s.store.Q(r.Context()).Feature(name)
+	if apierr.IsKind(err, apierr.KindNotFound) {
+		return "", nil
+	}
+	return f.Project, err
 }

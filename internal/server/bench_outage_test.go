@@ -3,7 +3,6 @@ package server_test
 import (
 	"io"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,10 +82,3 @@ func BenchmarkClientFeaturesDuringOutage(b *testing.B) {
 // benchOutageRounds is how many times BenchmarkClientFeaturesDuringOutage
 // alternates between the database there and away.
 const benchOutageRounds = 3
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/server/route"
@@ -23,6 +24,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.admin.Register(r)
 	s.admin.RegisterSignals(r)
 	s.addons.Register(r)
+	s.admin.RegisterAccess(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.accounts.Register(r)
@@ -76,9 +78,10 @@ func (r *router) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, 
 // Custom records rt and serves it with h behind the text check.
 func (r *router) Custom(rt Route, h http.Handler) { r.mux.register(rt, h, true) }
 
-// handle applies authentication, then the permission check, then the
-// content-type check, then the text check of path and query: 401 beats 403
-// beats 415 beats 400.
+// handle applies authentication, then the private-project check (404 for
+// a project or flag the caller may not see), then the permission check,
+// then the content-type check, then the text check of path and query: 401
+// beats 404 beats 403 beats 415 beats 400.
 func (r *router) handle(pattern string, sf *surface, perm string, h route.Handler, opts ...route.Option) {
 	spec := route.Apply(opts...)
 	var mw []middleware
@@ -87,6 +90,9 @@ func (r *router) handle(pattern string, sf *surface, perm string, h route.Handle
 	}
 	if sf != nil {
 		mw = append(mw, r.s.authenticate(*sf))
+		if *sf == surfaceAdmin && (strings.Contains(pattern, "{projectId}") || strings.Contains(pattern, "{featureName}")) {
+			mw = append(mw, r.s.requireVisible)
+		}
 	}
 	if perm != "" {
 		mw = append(mw, r.s.requirePermission(perm, spec.EnvFrom))
@@ -94,7 +100,7 @@ func (r *router) handle(pattern string, sf *surface, perm string, h route.Handle
 	if spec.JSON {
 		mw = append(mw, r.s.jsonBody)
 	}
-	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, Doc: spec.Doc}
+	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, EnvScoped: spec.EnvFrom != nil, Doc: spec.Doc}
 	if sf != nil {
 		rt.Surface = sf.String()
 	}

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/access"
+	"github.com/bunting-flags/bunting/internal/rbac"
+
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/integrations"
@@ -58,6 +61,8 @@ type Server struct {
 	usage *usage.Service
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
+	// access loads what each principal may do.
+	access *access.Service
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -72,7 +77,8 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st)}
+	acc := access.NewService(st)
+	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
 	s.ops = opsapi.New(st)
 	s.usage = usage.New(cfg.Usage, st, log)
 	s.ops.AddCollectors(s.usage.Collectors()...)
@@ -87,7 +93,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s.addons = integrationsapi.New(s.integrations)
 	s.admin.SetInstance(adminapi.Instance{BaseURL: cfg.BaseURL, BasePath: cfg.BasePath})
-	s.accounts = accounts.New(st, cfg.BasePath)
+	s.accounts = accounts.New(st, cfg.BasePath, cfg.BaseURL, acc)
 	if s.sso, err = s.newSSO(); err != nil {
 		return nil, err
 	}
@@ -226,11 +232,24 @@ func (s *Server) newSSO() (*sso.Service, error) {
 	if cfg.BreakGlassUser == "" {
 		cfg.BreakGlassUser = "admin"
 	}
-	return sso.New(cfg, s.store, s.log)
+	svc, err := sso.New(cfg, s.store, s.log)
+	if err != nil {
+		return nil, err
+	}
+	svc.SetGroupSyncer(ssoGroups{})
+	return svc, nil
 }
 
-// SSO returns the server's single sign-on service (the lead wires its
-// GroupSyncer; tests reach its HTTP client).
+// ssoGroups makes a person's group memberships match the groups whose SSO
+// mappings name what their identity provider claims (rbac.SyncSSOGroups).
+type ssoGroups struct{}
+
+func (ssoGroups) SyncGroups(tx *store.Tx, u store.User, claimed []string) error {
+	return rbac.SyncSSOGroups(tx, u.ID, claimed)
+}
+
+// SSO returns the server's single sign-on service (tests reach its HTTP
+// client and may replace its GroupSyncer).
 func (s *Server) SSO() *sso.Service { return s.sso }
 
 // runIntegrations starts this instance's integration worker, which stops

@@ -393,3 +393,36 @@ func TestByTag(t *testing.T) {
 		}
 	}, fastRate)
 }
+
+// TestActorActsWithItsProjectRoles: a Viewer service account that holds,
+// in project default, a role switching flags in development only, runs an
+// action there and is refused the same action in production.
+func TestActorActsWithItsProjectRoles(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		source, token := endpoint(t, h, "alerts")
+		bot := serviceAccount(t, h, "dev-bot", "Viewer")
+		flag(t, h, "checkout")
+		h.Do(t, "POST", "/api/admin/projects/default/features/checkout/environments/production/on", h.AdminToken, nil).Want(t, 200)
+		var role struct{ Roles struct{ ID int64 } }
+		h.Do(t, "POST", "/api/admin/roles", h.AdminToken, map[string]any{"name": "dev switcher", "type": "custom",
+			"permissions": []any{map[string]any{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"}}}).Want(t, 200).JSON(t, &role)
+		h.Do(t, "PUT", fmt.Sprintf("/api/admin/projects/default/users/%d/roles", bot), h.AdminToken, map[string]any{"roles": []int64{role.Roles.ID}}).Want(t, 200)
+		var dev, prod actionSetJSON
+		h.Do(t, "POST", "/api/admin/projects/default/actions", h.AdminToken, actionSet("off in development", bot, source, "TOGGLE_FEATURE_OFF", "checkout")).Want(t, 201).JSON(t, &dev)
+		body := actionSet("off in production", bot, source, "TOGGLE_FEATURE_OFF", "checkout")
+		body["actions"].([]map[string]any)[0]["executionParams"] = map[string]string{"project": "default", "environment": "production", "featureName": "checkout"}
+		h.Do(t, "POST", "/api/admin/projects/default/actions", h.AdminToken, body).Want(t, 201).JSON(t, &prod)
+		signal(t, h, "alerts", token, map[string]any{"severity": "critical"}).Want(t, 200)
+		var devRuns, prodRuns []runJSON
+		testutil.Eventually(t, 5*time.Second, "both runs finished", func() bool {
+			devRuns, prodRuns = runs(t, h, dev.ID), runs(t, h, prod.ID)
+			return len(devRuns) == 1 && devRuns[0].State != "started" && len(prodRuns) == 1 && prodRuns[0].State != "started"
+		})
+		if devRuns[0].State != "success" {
+			t.Errorf("in development: %+v", devRuns[0])
+		}
+		if prodRuns[0].State != "failed" || !strings.Contains(prodRuns[0].ActionSet.Actions[0].Details, `UPDATE_FEATURE_ENVIRONMENT permission in project "default" and environment "production"`) {
+			t.Errorf("in production: %+v", prodRuns[0])
+		}
+	})
+}

@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/bunting-flags/bunting/internal/access"
 	"log/slog"
 
 	"github.com/bunting-flags/bunting/internal/store"
@@ -29,6 +30,8 @@ type Service struct {
 	baseURL  string
 	instance string
 	wake     chan struct{}
+	// access loads what an action set's service account may do.
+	access *access.Service
 }
 
 // New builds the service. baseURL prefixes the endpoint URLs shown on
@@ -47,7 +50,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 	_, _ = rand.Read(b[:])
 	return &Service{
 		cfg: cfg, store: st, log: log, baseURL: baseURL,
-		instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1),
+		instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), access: access.NewService(st),
 	}, nil
 }
 

@@ -208,14 +208,14 @@ func (s *Service) runActionSet(ctx context.Context, set store.ActionSet, sg stor
 		return err
 	}
 	state := StateSuccess
-	actor, role, err := s.actorOf(ctx, set.ActorID)
+	actor, err := s.actorOf(ctx, set.ActorID)
 	for i := range run.Actions {
 		if err == nil {
 			run.Actions[i].State = StateStarted
 			if err = q.UpdateActionSetEvent(eventID, StateStarted, snapshot()); err != nil {
 				return err
 			}
-			err = s.execute(ctx, actor, role, run.Actions[i].Action)
+			err = s.execute(ctx, actor, run.Actions[i].Action)
 		}
 		if err != nil {
 			state = StateFailed
@@ -227,14 +227,19 @@ func (s *Service) runActionSet(ctx context.Context, set store.ActionSet, sg stor
 	return q.UpdateActionSetEvent(eventID, state, snapshot())
 }
 
-// actorOf loads the service account an action set runs as.
-func (s *Service) actorOf(ctx context.Context, id int64) (store.Actor, string, error) {
+// actorOf loads the service account an action set runs as, with what it
+// may do (its root role, groups and project roles).
+func (s *Service) actorOf(ctx context.Context, id int64) (*domain.Principal, error) {
 	u, err := s.store.Q(ctx).User(id)
 	if err != nil {
-		return store.Actor{}, "", fmt.Errorf("the action set's actor %d could not be loaded: %w", id, err)
+		return nil, fmt.Errorf("the action set's actor %d could not be loaded: %w", id, err)
 	}
 	if !u.IsService {
-		return store.Actor{}, "", fmt.Errorf("the action set's actor %d is not a service account", id)
+		return nil, fmt.Errorf("the action set's actor %d is not a service account", id)
+	}
+	grants, err := s.access.ForUser(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("the action set's actor %d: %w", id, err)
 	}
 	name := "service-account-" + strconv.FormatInt(id, 10)
 	switch {
@@ -243,22 +248,22 @@ func (s *Service) actorOf(ctx context.Context, id int64) (store.Actor, string, e
 	case u.Name != nil && *u.Name != "":
 		name = *u.Name
 	}
-	return store.Actor{Name: name, UserID: &u.ID}, u.RootRole, nil
+	return &domain.Principal{Kind: domain.KindUser, Name: name, UserID: &u.ID, RootRole: u.RootRole, User: &u, Access: grants}, nil
 }
 
-// execute runs one action as actor after checking its role's permissions.
-func (s *Service) execute(ctx context.Context, actor store.Actor, role string, a store.Action) error {
+// execute runs one action as p after checking it holds the action's
+// permissions in the action's project and environment.
+func (s *Service) execute(ctx context.Context, p *domain.Principal, a store.Action) error {
 	def, ok := domain.ActionDefinitions[a.Action]
 	if !ok {
 		return fmt.Errorf("unknown action %q", a.Action)
 	}
-	p := &domain.Principal{Kind: domain.KindUser, Name: actor.Name, UserID: actor.UserID, RootRole: role}
+	params := a.ExecutionParams
 	for _, perm := range def.Permissions {
-		if !p.Can(perm, "", "") {
-			return fmt.Errorf("service account %s (root role %s) lacks the %s permission", actor.Name, role, perm)
+		if !p.Can(perm, params["project"], params["environment"]) {
+			return fmt.Errorf("service account %s lacks the %s permission in project %q and environment %q", p.Name, perm, params["project"], params["environment"])
 		}
 	}
-	params := a.ExecutionParams
 	if !def.ByTag {
 		return s.setEnabled(ctx, p, params["project"], params["featureName"], params["environment"], def.Enables)
 	}

@@ -239,7 +239,7 @@ func (svc *Service) person(tx *store.Tx, s Settings, email, name string) (store.
 	case !s.allowsEmail(email):
 		return acct, refuse(RefusedDomain, email)
 	}
-	return domain.CreateSSOAccount(tx, email, name, s.DefaultRootRole)
+	return domain.CreateSSOAccount(tx, email, name, int64(s.DefaultRootRoleID))
 }
 
 // needUserInfo reports whether the ID token lacks what Bunting needs (the

@@ -51,7 +51,7 @@ type Settings struct {
 
 // DefaultSettings are the settings before anyone set them.
 func DefaultSettings() Settings {
-	return Settings{DefaultRootRole: domain.RoleViewer, DefaultRootRoleID: domain.RoleByName(domain.RoleViewer).ID,
+	return Settings{DefaultRootRole: "Viewer", DefaultRootRoleID: int(domain.RoleViewer),
 		GroupJSONPath: "groups", IDTokenSigningAlgorithm: "RS256", EnablePKCE: true}
 }
 
@@ -82,7 +82,7 @@ type SettingsInput struct {
 const maskedSecret = "********"
 
 // apply returns s changed by in, validated.
-func (in SettingsInput) apply(s Settings) (Settings, error) {
+func (in SettingsInput) apply(q store.Q, s Settings) (Settings, error) {
 	setB := func(dst *bool, v *bool) {
 		if v != nil {
 			*dst = *v
@@ -111,30 +111,26 @@ func (in SettingsInput) apply(s Settings) (Settings, error) {
 	setS(&s.AcrValues, in.AcrValues)
 	setB(&s.EnablePKCE, in.EnablePKCE)
 	setS(&s.ProviderName, in.ProviderName)
-	// The role id wins over the name, as in Unleash.
+	// The role id wins over the name, as in Unleash; either may name a
+	// predefined or a custom root role.
+	var raw json.RawMessage
 	switch {
 	case len(in.DefaultRootRoleID) > 0 && string(in.DefaultRootRoleID) != "null":
-		var id float64
-		_ = json.Unmarshal(in.DefaultRootRoleID, &id)
-		role := ""
-		for _, r := range domain.RootRoles {
-			if float64(r.ID) == id {
-				role = r.Name
-			}
-		}
-		if role == "" {
-			return s, apierr.Validation("The `defaultRootRoleId` property must be a root role id (1 Admin, 2 Editor, 3 Viewer).")
-		}
-		s.DefaultRootRole = role
+		raw = in.DefaultRootRoleID
 	case in.DefaultRootRole != nil:
-		raw, _ := json.Marshal(strings.TrimSpace(*in.DefaultRootRole))
-		role, err := domain.ParseRootRole(raw)
-		if err != nil {
-			return s, apierr.Validation("The `defaultRootRole` property must be Admin, Editor or Viewer.")
-		}
-		s.DefaultRootRole = role
+		raw, _ = json.Marshal(strings.TrimSpace(*in.DefaultRootRole))
 	}
-	s.DefaultRootRoleID = domain.RoleByName(s.DefaultRootRole).ID
+	if raw != nil {
+		id, err := domain.ParseRootRole(q, raw)
+		if err != nil {
+			return s, apierr.Validation("The `defaultRootRoleId` or `defaultRootRole` property must name a root role: 1 (Admin), 2 (Editor), 3 (Viewer) or a custom root role's id or name. You sent %s.", string(raw))
+		}
+		role, err := domain.RootRoleOf(q, id)
+		if err != nil {
+			return s, err
+		}
+		s.DefaultRootRole, s.DefaultRootRoleID = role.Name, int(role.ID)
+	}
 	if s.GroupJSONPath == "" {
 		s.GroupJSONPath = "groups"
 	}
@@ -271,7 +267,7 @@ func (svc *Service) updateSettings(tx *store.Tx, actor store.Actor, in SettingsI
 	if err != nil {
 		return Settings{}, err
 	}
-	s, err := in.apply(old)
+	s, err := in.apply(tx.Q, old)
 	if err != nil {
 		return Settings{}, err
 	}

@@ -81,7 +81,7 @@ func (q Q) CountAccounts() (int, error) {
 // deactivated.
 func (q Q) CountActiveAdmins() (int, error) {
 	var n int
-	err := q.row([]any{&n}, `SELECT COUNT(*) FROM users WHERE NOT is_service AND NOT deactivated AND root_role = 'Admin'`)
+	err := q.row([]any{&n}, `SELECT COUNT(*) FROM users WHERE NOT is_service AND NOT deactivated AND root_role_id = 1`)
 	return n, err
 }
 
@@ -93,7 +93,7 @@ func (q Q) SetPasswordHash(id int64, hash string) error {
 
 // UpdateAccount stores a person's name, email, root role and deactivated mark.
 func (q Q) UpdateAccount(a Account) error {
-	_, err := q.exec(`UPDATE users SET name = $2, email = $3, root_role = $4, deactivated = $5 WHERE id = $1`,
+	_, err := q.exec(`UPDATE users SET name = $2, email = $3, root_role_id = $4, deactivated = $5 WHERE id = $1`,
 		a.ID, nullableText(a.Name), nullableText(a.Email), a.RootRole, a.Deactivated)
 	if err == nil && q.tx != nil {
 		q.tx.changed = true
@@ -127,7 +127,7 @@ func (q Q) SessionByHash(idHash string) (Session, error) {
 		email            sql.NullString
 		ucreated         int64
 	)
-	err := q.q.QueryRowContext(q.ctx, `SELECT u.id, u.username, u.name, u.email, u.root_role, u.is_service, u.created_at, u.deactivated, u.password_hash,
+	err := q.q.QueryRowContext(q.ctx, `SELECT u.id, u.username, u.name, u.email, u.root_role_id, u.is_service, u.created_at, u.deactivated, u.password_hash,
 		s.csrf, s.created_at, s.expires_at
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = $1`, idHash).
 		Scan(&s.Account.ID, &username, &name, &email, &s.Account.RootRole, &s.Account.IsService, &ucreated, &s.Account.Deactivated, &hash,
@@ -162,4 +162,40 @@ func (q Q) DeleteUserSessions(userID int64) (int64, error) {
 // DeleteExpiredSessions removes sessions that ended before now.
 func (q Q) DeleteExpiredSessions() (int64, error) {
 	return q.exec(`DELETE FROM sessions WHERE expires_at <= $1`, q.now())
+}
+
+// InsertPasswordLink stores a one-time password link by the hash of its
+// secret.
+func (q Q) InsertPasswordLink(hash string, userID int64, created, expires time.Time) error {
+	_, err := q.exec(`INSERT INTO password_links (secret_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		hash, userID, Millis(created), Millis(expires))
+	return err
+}
+
+// PasswordLinkUser returns the person a password link that is unused and
+// has not expired belongs to, or a NotFound error.
+func (q Q) PasswordLinkUser(hash string) (Account, error) {
+	var userID int64
+	err := q.row([]any{&userID}, `SELECT user_id FROM password_links WHERE secret_hash = $1 AND used_at IS NULL AND expires_at > $2`, hash, q.now())
+	if err != nil {
+		if apierr.IsKind(err, apierr.KindNotFound) {
+			return Account{}, apierr.NotFound("no such link")
+		}
+		return Account{}, err
+	}
+	return q.Account(userID)
+}
+
+// UsePasswordLink marks a link used, and every other link of the same
+// person with it; it reports whether the link was still unused.
+func (q Q) UsePasswordLink(hash string) (bool, error) {
+	var userID int64
+	if err := q.row([]any{&userID}, `SELECT user_id FROM password_links WHERE secret_hash = $1 AND used_at IS NULL`, hash); err != nil {
+		if apierr.IsKind(err, apierr.KindNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	n, err := q.exec(`UPDATE password_links SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, userID, q.now())
+	return n > 0, err
 }

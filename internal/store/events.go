@@ -16,6 +16,26 @@ type EventFilter struct {
 	Query  string
 	Limit  int
 	Offset int
+	// HiddenProjects are left out: events of projects the caller may not
+	// see (access.Grants.HiddenProjects).
+	HiddenProjects []string
+}
+
+// hiddenCond is the condition that leaves out col's hidden projects ("" when
+// none are), adding their values with arg.
+func hiddenCond(col string, hidden []string, nullable bool, arg func(any) string) string {
+	if len(hidden) == 0 {
+		return ""
+	}
+	list := make([]string, len(hidden))
+	for i, h := range hidden {
+		list[i] = arg(h)
+	}
+	cond := col + " NOT IN (" + strings.Join(list, ", ") + ")"
+	if nullable {
+		cond = "(" + col + " IS NULL OR " + cond + ")"
+	}
+	return cond
 }
 
 // Events returns the events matching f, newest first, and how many events
@@ -41,6 +61,9 @@ func (q Q) Events(f EventFilter) ([]Event, int, error) {
 	}
 	if f.Feature != "" {
 		conds = append(conds, "e.feature_name = "+arg(f.Feature))
+	}
+	if c := hiddenCond("e.project", f.HiddenProjects, true, arg); c != "" {
+		conds = append(conds, c)
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -184,6 +207,12 @@ func (q Q) countEvents(f EventFilter) (int, error) {
 	}
 	if f.Feature != "" {
 		add("feature_name", f.Feature)
+	}
+	if c := hiddenCond("project", f.HiddenProjects, false, func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}); c != "" {
+		conds = append(conds, c)
 	}
 	where := ""
 	if len(conds) > 0 {

@@ -21,6 +21,8 @@ type FeatureSearch struct {
 	Enabled     *bool
 	Offset      int
 	Limit       int
+	// HiddenProjects' flags are left out (projects the caller may not see).
+	HiddenProjects []string
 }
 
 // FeatureSearchHit is one flag found, with its switches and tags.
@@ -55,6 +57,9 @@ func (q Q) SearchFeatures(s FeatureSearch) ([]FeatureSearchHit, int, error) {
 	}
 	if s.Project != "" {
 		where = append(where, `f.project_id = `+arg(s.Project))
+	}
+	if c := hiddenCond("f.project_id", s.HiddenProjects, false, arg); c != "" {
+		where = append(where, c)
 	}
 	if s.Type != "" {
 		where = append(where, `f.type = `+arg(s.Type))

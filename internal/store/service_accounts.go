@@ -25,7 +25,7 @@ func (q Q) ServiceAccount(id int64) (User, error) {
 
 // UpdateUser stores a user's name and root role.
 func (q Q) UpdateUser(u User) error {
-	_, err := q.exec(`UPDATE users SET name = $2, root_role = $3 WHERE id = $1`, u.ID, nullableText(u.Name), u.RootRole)
+	_, err := q.exec(`UPDATE users SET name = $2, root_role_id = $3 WHERE id = $1`, u.ID, nullableText(u.Name), u.RootRole)
 	return err
 }
 

@@ -112,6 +112,9 @@ type Store struct {
 	revision atomic.Int64
 	// credentialRevision counts committed changes to tokens and users.
 	credentialRevision atomic.Int64
+	// accessRevision counts committed changes to who may do what: roles,
+	// groups, project access and modes, people's root roles.
+	accessRevision atomic.Int64
 	// commits runs this process's write transactions on SQLite, which has
 	// a single writer, one group at a time (groupcommit.go). nil on
 	// PostgreSQL.
@@ -152,6 +155,11 @@ func (s *Store) Generation() int64 { return s.generation.Load() }
 // CredentialRevision changes whenever this process commits a change to API
 // tokens, users or their tokens; caches of credentials key on it.
 func (s *Store) CredentialRevision() int64 { return s.credentialRevision.Load() }
+
+// AccessRevision changes whenever this process commits a change to roles,
+// groups, project access, projects or people; caches of permissions key on
+// it.
+func (s *Store) AccessRevision() int64 { return s.accessRevision.Load() }
 
 // IsPostgresURL reports whether u selects PostgreSQL.
 func IsPostgresURL(u string) bool {

@@ -114,18 +114,19 @@ func (q Q) DeleteAPIToken(hash string) (bool, error) {
 	return n > 0, err
 }
 
-// User is a person or a service account; its root role sets its permissions.
+// User is a person or a service account. RootRole is the id of its root
+// role (internal/access says what each role may do).
 type User struct {
 	ID        int64     `json:"id"`
 	Username  *string   `json:"username"`
 	Name      *string   `json:"name"`
 	Email     *string   `json:"email"`
-	RootRole  string    `json:"rootRole"`
+	RootRole  int64     `json:"rootRole"`
 	IsService bool      `json:"isService"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-const userColumns = `id, username, name, email, root_role, is_service, created_at`
+const userColumns = `id, username, name, email, root_role_id, is_service, created_at`
 
 func scanUser(sc interface{ Scan(...any) error }) (User, error) {
 	var (
@@ -141,7 +142,7 @@ func scanUser(sc interface{ Scan(...any) error }) (User, error) {
 // InsertUser creates a user (or service account) and returns its id.
 func (q Q) InsertUser(u User) (int64, error) {
 	var id int64
-	err := q.row([]any{&id}, `INSERT INTO users (username, name, email, root_role, is_service, created_at)
+	err := q.row([]any{&id}, `INSERT INTO users (username, name, email, root_role_id, is_service, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		nullableText(u.Username), nullableText(u.Name), nullableText(u.Email), u.RootRole, u.IsService, Millis(u.CreatedAt))
 	if apierr.IsKind(err, apierr.KindConflict) {
@@ -200,7 +201,7 @@ func (q Q) UserByTokenHash(hash string) (User, *time.Time, error) {
 		username, name, email sql.NullString
 		created               int64
 	)
-	err := q.q.QueryRowContext(q.ctx, `SELECT u.id, u.username, u.name, u.email, u.root_role, u.is_service, u.created_at, t.expires_at
+	err := q.q.QueryRowContext(q.ctx, `SELECT u.id, u.username, u.name, u.email, u.root_role_id, u.is_service, u.created_at, t.expires_at
 		FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = $1 AND NOT u.deactivated`, hash).
 		Scan(&u.ID, &username, &name, &email, &u.RootRole, &u.IsService, &created, &expires)
 	if err == sql.ErrNoRows {

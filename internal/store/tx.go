@@ -81,6 +81,9 @@ type Tx struct {
 	// bookkeeping marks a transaction of Record: it changes no
 	// configuration, needs no event and moves no Generation.
 	bookkeeping bool
+	// accessChanged is set by events about roles, groups, projects and
+	// users (accessEventPrefixes).
+	accessChanged bool
 	// pending are a PostgreSQL transaction's events, written when its
 	// function has returned (writePending), so that the event lock is held
 	// only for those inserts and the commit.
@@ -183,10 +186,17 @@ func (s *Store) committed(tx *Tx) {
 	if tx.credentialsChanged {
 		s.credentialRevision.Add(1)
 	}
+	if tx.accessChanged {
+		s.accessRevision.Add(1)
+	}
 }
 
 // credentialEventPrefixes are the event types that change who may log in.
 var credentialEventPrefixes = []string{"api-token-", "user-", "pat-", "service-account-"}
+
+// accessEventPrefixes are the event types that change who may do what:
+// roles, groups, project access and modes, people's root roles.
+var accessEventPrefixes = []string{"role-", "group-", "project-", "user-", "service-account-"}
 
 func (s *Store) runTx(tx *Tx, fn func(tx *Tx) error) (err error) {
 	defer func() {
@@ -293,6 +303,11 @@ func (tx *Tx) Event(ev NewEvent) error {
 	for _, p := range credentialEventPrefixes {
 		if strings.HasPrefix(ev.Type, p) {
 			tx.credentialsChanged = true
+		}
+	}
+	for _, p := range accessEventPrefixes {
+		if strings.HasPrefix(ev.Type, p) {
+			tx.accessChanged = true
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /applications/{appName}", h.withSession(h.application))
 	h.signalRoutes()
 	h.integrationRoutes()
+	h.accessRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
@@ -134,10 +136,19 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 		p.Set("offset", strconv.Itoa(off))
 		return h.base + "/flags?" + p.Encode()
 	}
+	var shown []string
+	for _, f := range list.Features {
+		if !slices.Contains(shown, f.Project) {
+			shown = append(shown, f.Project)
+		}
+	}
+	if err := h.withScopes(r, s, shown, "UPDATE_FEATURE_ENVIRONMENT"); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
 	data := map[string]any{
 		"Flags": list.Features, "Total": list.Total, "Environments": list.Environments, "Projects": list.Projects, "Types": list.Types,
-		"CanSwitch": s.Can("UPDATE_FEATURE_ENVIRONMENT"),
-		"From":      min(offset+1, list.Total), "To": offset + len(list.Features),
+		"From": min(offset+1, list.Total), "To": offset + len(list.Features),
 	}
 	if offset > 0 {
 		data["Prev"] = pageURL(max(offset-flagsPerPage, 0))
@@ -163,6 +174,16 @@ func (h *Handler) newFlag(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
+	// Only the projects where the person may create flags are offered.
+	ids := make([]string, 0, len(projects.Projects))
+	for _, p := range projects.Projects {
+		ids = append(ids, p.ID)
+	}
+	if err := h.withScopes(r, s, ids, "CREATE_FEATURE"); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	projects.Projects = slices.DeleteFunc(projects.Projects, func(p named) bool { return !s.CanIn("CREATE_FEATURE", p.ID, "") })
 	h.render(w, r, "newflag", page{Title: "New flag", Nav: "new", Session: s, Data: map[string]any{"Projects": projects.Projects, "Types": types.Types}})
 }
 
@@ -226,6 +247,10 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 			h.fail(w, r, s, err)
 			return
 		}
+	}
+	if err := h.withScopes(r, s, []string{project}); err != nil {
+		h.fail(w, r, s, err)
+		return
 	}
 	segmentNames := map[string]string{}
 	for _, sg := range segments.Segments {
@@ -501,7 +526,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
-	for _, a := range accounts.ServiceAccounts { // the API gives the role's id
+	for _, a := range append(accounts.ServiceAccounts, users.Users...) { // the API gives the role's id
 		for _, role := range accounts.RootRoles {
 			if id, ok := a["rootRole"].(float64); ok && int(id) == role.ID {
 				a["roleName"] = role.Name

@@ -22,6 +22,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -75,6 +77,15 @@ func New(o Options) (*Handler, error) {
 				}
 			}
 			return false
+		},
+		"idstr": func(v any) string {
+			switch n := v.(type) {
+			case float64:
+				return strconv.FormatFloat(n, 'f', -1, 64)
+			case int64:
+				return strconv.FormatInt(n, 10)
+			}
+			return fmt.Sprint(v)
 		},
 		"deref": func(p *string) string {
 			if p == nil {
@@ -211,17 +222,56 @@ type session struct {
 	} `json:"user"`
 	CSRFToken   string   `json:"csrfToken"`
 	Permissions []string `json:"permissions"`
+	// MemberOf lists the projects the person holds a role in.
+	MemberOf []string `json:"memberOf"`
+	// Scopes are the permissions held in the projects a page asked about
+	// (withScopes).
+	Scopes map[string]struct {
+		Project      []string            `json:"project"`
+		Environments map[string][]string `json:"environments"`
+	} `json:"scopes"`
 }
 
-// Can reports whether the person holds perm (to show or hide controls; the
-// API decides).
+// Can reports whether the person holds perm outside any project (to show
+// or hide controls; the API decides).
 func (s *session) Can(perm string) bool {
-	for _, p := range s.Permissions {
-		if p == perm {
-			return true
-		}
+	return slices.Contains(s.Permissions, perm)
+}
+
+// CanIn reports whether the person holds perm in project (and env, for an
+// environment permission; "" for a project permission), as the scopes the
+// page asked for say.
+func (s *session) CanIn(perm, project, env string) bool {
+	if s.Can("ADMIN") {
+		return true
 	}
-	return false
+	sc, ok := s.Scopes[project]
+	if !ok {
+		return false
+	}
+	held := sc.Project
+	if env != "" {
+		held = sc.Environments[env]
+	}
+	return slices.Contains(held, perm)
+}
+
+// withScopes asks the API what the person holds in projects (only the
+// permissions perms, when given) and keeps it in s for CanIn.
+func (h *Handler) withScopes(r *http.Request, s *session, projects []string, perms ...string) error {
+	if len(projects) == 0 {
+		return nil
+	}
+	q := url.Values{"project": projects}
+	if len(perms) > 0 {
+		q["perm"] = perms
+	}
+	var scoped session
+	if err := h.call(r, nil, "GET", "/api/admin/user/session?"+q.Encode(), nil, &scoped); err != nil {
+		return err
+	}
+	s.Scopes = scoped.Scopes
+	return nil
 }
 
 // page is what every template receives.

@@ -7,7 +7,12 @@ package accounts
 
 import (
 	"context"
+	"encoding/json"
+
+	"github.com/bunting-flags/bunting/internal/access"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +45,16 @@ func (s *API) SessionPrincipal(r *http.Request) (p *domain.Principal, ok bool, e
 		change = false
 	}
 	p, err = domain.SessionPrincipal(s.store.Q(r.Context()), c.Value, change, r.Header.Get(CSRFHeader), CSRFHeader)
-	return p, true, err
+	if err != nil {
+		return nil, true, err
+	}
+	return p, true, s.withAccess(r, p)
+}
+
+// withAccess loads what p, a person, may do into p.Access.
+func (s *API) withAccess(r *http.Request, p *domain.Principal) (err error) {
+	p.Access, err = s.access.ForUser(r.Context(), *p.UserID)
+	return err
 }
 
 // clientAddress is the request's remote IP (without port).
@@ -72,7 +86,14 @@ func (s *API) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, s.sessionCookie(r, sess.Secret, int(domain.SessionTTL/time.Second)))
-	return httpjson.Write(w, http.StatusOK, domain.ViewSession(sess.Principal, sess.CSRF))
+	if err := s.withAccess(r, sess.Principal); err != nil {
+		return err
+	}
+	v, err := domain.ViewSession(s.store.Q(r.Context()), sess.Principal, sess.CSRF, nil, nil)
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, v)
 }
 
 // sameOrigin reports whether an Origin header names this request's host.
@@ -106,7 +127,12 @@ func (s *API) currentSession(w http.ResponseWriter, r *http.Request) error {
 		csrf = sess.CSRF
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return httpjson.Write(w, http.StatusOK, domain.ViewSession(p, csrf))
+	query := r.URL.Query()
+	v, err := domain.ViewSession(s.store.Q(r.Context()), p, csrf, splitList(query["project"]), splitList(query["perm"]))
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, v)
 }
 
 // logout ends this browser's session.
@@ -163,28 +189,91 @@ func (s *API) logoutEverywhere(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) listAccounts(w http.ResponseWriter, r *http.Request) error {
-	accts, err := s.store.Q(r.Context()).Accounts()
+	q := s.store.Q(r.Context())
+	accts, err := q.Accounts()
 	if err != nil {
 		return err
 	}
-	return httpjson.Write(w, http.StatusOK, map[string]any{"users": accts, "rootRoles": domain.RootRoles})
+	roles, err := domain.RootRoles(q)
+	if err != nil {
+		return err
+	}
+	out := accountList{Users: make([]domain.UserView, 0, len(accts)), RootRoles: roles}
+	for _, a := range accts {
+		out.Users = append(out.Users, domain.ViewAccount(a))
+	}
+	return httpjson.Write(w, http.StatusOK, out)
 }
 
-// createAccount answers POST /api/admin/user-admin (domain.CreateAccount).
+// getAccount answers GET /api/admin/user-admin/{id}.
+func (s *API) getAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := route.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	a, err := s.store.Q(r.Context()).Account(id)
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, domain.ViewAccount(a))
+}
+
+// searchAccounts answers GET /api/admin/user-admin/search?q=: people whose
+// username, name or email contains q (at least 2 characters, else none),
+// as Unleash answers it.
+func (s *API) searchAccounts(w http.ResponseWriter, r *http.Request) error {
+	text := r.URL.Query().Get("q")
+	out := []domain.UserView{}
+	if len([]rune(text)) < 2 {
+		return httpjson.Write(w, http.StatusOK, out)
+	}
+	q := s.store.Q(r.Context())
+	users, err := q.SearchUsers(text)
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		a, err := q.Account(u.ID)
+		if err != nil {
+			return err
+		}
+		out = append(out, domain.ViewAccount(a))
+	}
+	return httpjson.Write(w, http.StatusOK, out)
+}
+
+// createAccount answers POST /api/admin/user-admin (domain.CreateAccount):
+// 201 with the person, and for someone created without a password a
+// one-time link to set one (inviteLink).
 func (s *API) createAccount(w http.ResponseWriter, r *http.Request) error {
 	var in domain.AccountInput
 	if err := httpjson.Decode(r, 0, &in); err != nil {
 		return err
 	}
-	var a store.Account
-	err := s.store.Tx(r.Context(), func(tx *store.Tx) (err error) {
-		a, err = domain.CreateAccount(tx, domain.PrincipalFrom(r.Context()), in)
-		return err
+	p := domain.PrincipalFrom(r.Context())
+	var v domain.UserView
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		a, err := domain.CreateAccount(tx, p, in)
+		if err != nil {
+			return err
+		}
+		v = domain.ViewAccount(a)
+		if !a.HasPassword {
+			secret, _, err := domain.CreatePasswordLink(tx, p, a.ID, domain.InviteLinkTTL)
+			if err != nil {
+				return err
+			}
+			v.InviteLink = s.passwordLinkURL(r, secret)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return httpjson.Write(w, http.StatusCreated, a)
+	sent := false
+	v.EmailSent = &sent
+	w.Header().Set("Location", strconv.FormatInt(v.ID, 10))
+	return httpjson.Write(w, http.StatusCreated, v)
 }
 
 // updateAccount answers PUT /api/admin/user-admin/{id} (domain.UpdateAccount).
@@ -205,7 +294,89 @@ func (s *API) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpjson.Write(w, http.StatusOK, a)
+	return httpjson.Write(w, http.StatusOK, domain.ViewAccount(a))
+}
+
+// passwordLink answers POST /api/admin/user-admin/reset-password (Unleash's
+// route; body {"id": username, email or id}): a one-time link with which
+// the person sets a new password, valid for a day. Bunting sends no mail:
+// the admin passes the link on.
+func (s *API) passwordLink(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	var who string
+	if json.Unmarshal(in.ID, &who) != nil {
+		var n int64
+		if json.Unmarshal(in.ID, &n) != nil {
+			return apierr.Validation("The `id` property is required: the person's username, email or id.")
+		}
+		who = strconv.FormatInt(n, 10)
+	}
+	var link passwordLinkAnswer
+	err := s.store.Tx(r.Context(), func(tx *store.Tx) error {
+		a, err := domain.FindAccount(tx.Q, who)
+		if apierr.IsKind(err, apierr.KindNotFound) {
+			if n, perr := strconv.ParseInt(who, 10, 64); perr == nil {
+				a, err = tx.Account(n)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		secret, expires, err := domain.CreatePasswordLink(tx, domain.PrincipalFrom(r.Context()), a.ID, domain.ResetLinkTTL)
+		link = passwordLinkAnswer{URL: s.passwordLinkURL(r, secret), ExpiresAt: expires}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, link)
+}
+
+// passwordLinkURL is the web UI page a link secret opens.
+func (s *API) passwordLinkURL(r *http.Request, secret string) string {
+	base := s.baseURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host + s.basePath
+	}
+	return strings.TrimSuffix(base, "/") + "/reset-password?token=" + url.QueryEscape(secret)
+}
+
+// validatePasswordLink answers GET /auth/reset/validate?token=: whose
+// link it is (401 when it does not work).
+func (s *API) validatePasswordLink(w http.ResponseWriter, r *http.Request) error {
+	a, err := domain.PasswordLinkAccount(s.store.Q(r.Context()), r.URL.Query().Get("token"))
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, passwordLinkOwner{ID: a.ID, Username: a.Username, Email: a.Email, Name: a.Name})
+}
+
+// usePasswordLink answers POST /auth/reset/password {token, password}:
+// sets the password and uses the link up.
+func (s *API) usePasswordLink(w http.ResponseWriter, r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameOrigin(o, r) {
+		return apierr.Forbidden("Setting a password from another site was refused.")
+	}
+	var in struct {
+		Token    string `json:"token"`
+		Password string `json:"password"`
+	}
+	if err := httpjson.Decode(r, 0, &in); err != nil {
+		return err
+	}
+	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.UsePasswordLink(tx, in.Token, in.Password) }); err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
 }
 
 // deleteAccount answers DELETE /api/admin/user-admin/{id} (domain.DeleteAccount).
@@ -257,8 +428,25 @@ type (
 		SessionsEnded int64 `json:"sessionsEnded"`
 	}
 	accountList struct {
-		Users     []store.Account   `json:"users"`
+		Users     []domain.UserView `json:"users"`
 		RootRoles []domain.RootRole `json:"rootRoles"`
+	}
+	passwordLinkAnswer struct {
+		URL       string    `json:"resetPasswordUrl"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}
+	passwordLinkRequest struct {
+		ID string `json:"id"`
+	}
+	passwordLinkUse struct {
+		Token    string `json:"token"`
+		Password string `json:"password"`
+	}
+	passwordLinkOwner struct {
+		ID       int64   `json:"id"`
+		Username *string `json:"username,omitempty"`
+		Email    *string `json:"email,omitempty"`
+		Name     *string `json:"name,omitempty"`
 	}
 )
 
@@ -267,14 +455,32 @@ type API struct {
 	store *store.Store
 	// basePath is the session cookie's path ("" = "/").
 	basePath string
+	// baseURL is where browsers reach the server (links), "" to take it
+	// from the request.
+	baseURL string
 	// logins counts failed sign-ins (domain.SignIn).
 	logins *domain.LoginLimiter
 	// hooks are single sign-on's (SetHooks).
 	hooks Hooks
+	// access loads what a signed-in person may do.
+	access *access.Service
 }
 
 // New builds the accounts surface on st; basePath is where the server is
 // mounted (the session cookie's path).
-func New(st *store.Store, basePath string) *API {
-	return &API{store: st, basePath: basePath, logins: domain.NewLoginLimiter()}
+func New(st *store.Store, basePath, baseURL string, acc *access.Service) *API {
+	return &API{store: st, basePath: basePath, baseURL: baseURL, logins: domain.NewLoginLimiter(), access: acc}
+}
+
+// splitList reads a repeatable, comma-separated query parameter.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }

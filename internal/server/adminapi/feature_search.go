@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/server/route"
 	"net/http"
@@ -18,7 +19,9 @@ import (
 // environments, projects and flag types the filters offer.
 func (s *API) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
-	q := store.FeatureSearch{Text: v.Get("query"), Project: v.Get("project"), Type: v.Get("type"), Limit: 50}
+	p := domain.PrincipalFrom(r.Context())
+	q := store.FeatureSearch{Text: v.Get("query"), Project: v.Get("project"), Type: v.Get("type"), Limit: 50,
+		HiddenProjects: p.Grants().HiddenProjects()}
 	if len(q.Text) > 200 {
 		return apierr.Validation("The `query` parameter must have at most 200 characters.")
 	}
@@ -88,8 +91,10 @@ func (s *API) searchFeatures(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	projectNames := make([]map[string]string, 0, len(projects))
-	for _, p := range projects {
-		projectNames = append(projectNames, map[string]string{"id": p.ID, "name": p.Name})
+	for _, pr := range projects {
+		if p.CanSeeProject(pr.ID) {
+			projectNames = append(projectNames, map[string]string{"id": pr.ID, "name": pr.Name})
+		}
 	}
 	return httpjson.Write(w, http.StatusOK, map[string]any{"features": hits, "total": total, "environments": envs, "projects": projectNames, "types": types})
 }

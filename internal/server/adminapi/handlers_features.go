@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
@@ -153,5 +154,7 @@ func (s *API) listAllArchivedFeatures(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	p := domain.PrincipalFrom(r.Context())
+	features = slices.DeleteFunc(features, func(f store.Feature) bool { return !p.CanSeeProject(f.Project) })
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 2, "features": features})
 }

@@ -26,7 +26,7 @@ type eventList struct {
 }
 
 func (s *API) listEvents(w http.ResponseWriter, r *http.Request) error {
-	f := store.EventFilter{Limit: 100}
+	f := store.EventFilter{Limit: 100, HiddenProjects: domain.PrincipalFrom(r.Context()).Grants().HiddenProjects()}
 	if p := r.URL.Query().Get("project"); p != "" {
 		f.Project, f.Limit = p, 1<<30
 	}
@@ -40,7 +40,8 @@ func (s *API) listEvents(w http.ResponseWriter, r *http.Request) error {
 // listFeatureEvents answers the newest events of one flag.
 func (s *API) listFeatureEvents(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("featureName")
-	events, total, err := s.store.Q(r.Context()).Events(store.EventFilter{Feature: name, Limit: 100})
+	events, total, err := s.store.Q(r.Context()).Events(store.EventFilter{Feature: name, Limit: 100,
+		HiddenProjects: domain.PrincipalFrom(r.Context()).Grants().HiddenProjects()})
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,8 @@ func (s *API) searchEvents(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(r, 0, &body); err != nil {
 		return err
 	}
-	f := store.EventFilter{Type: body.Type, Project: body.Project, Feature: body.Feature, Query: body.Query, Limit: 100}
+	f := store.EventFilter{Type: body.Type, Project: body.Project, Feature: body.Feature, Query: body.Query, Limit: 100,
+		HiddenProjects: domain.PrincipalFrom(r.Context()).Grants().HiddenProjects()}
 	if body.Type != "" && !isEventType(body.Type) {
 		return apierr.Validation("The `type` property must be one of the known event types; you sent %s.", strconv.Quote(body.Type))
 	}

@@ -156,8 +156,13 @@ func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := PlaygroundResponse{Input: PlaygroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []PlaygroundFeature{}}
 	if len(projects) > 0 {
+		caller := domain.PrincipalFrom(r.Context())
 		for i := range snap.Len() {
-			out.Features = append(out.Features, playgroundAnswer(snap.Features().Features[i], snap.Explain(i, &ctx)))
+			f := snap.Features().Features[i]
+			if !caller.CanSeeProject(f.Project) {
+				continue // a private project's flags are its members' only
+			}
+			out.Features = append(out.Features, playgroundAnswer(f, snap.Explain(i, &ctx)))
 		}
 	}
 	return httpjson.Write(w, http.StatusOK, out)

@@ -37,8 +37,12 @@ func (s *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	caller := domain.PrincipalFrom(r.Context())
 	out := make([]projectView, 0, len(projects))
 	for _, p := range projects {
+		if !caller.CanSeeProject(p.ID) {
+			continue
+		}
 		st := stats[p.ID]
 		out = append(out, projectView{
 			ID: p.ID, Name: p.Name, Description: p.Description, Health: projectHealth(st.FeatureCount, st.StaleFeatureCount, st.PotentiallyStaleFeatureCount),

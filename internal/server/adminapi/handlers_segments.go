@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -23,6 +24,8 @@ func (s *API) listSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	p := domain.PrincipalFrom(r.Context())
+	segs = slices.DeleteFunc(segs, func(sg store.Segment) bool { return sg.Project != nil && !p.CanSeeProject(*sg.Project) })
 	return httpjson.Write(w, http.StatusOK, map[string]any{"segments": segs})
 }
 
@@ -34,6 +37,9 @@ func (s *API) getSegment(w http.ResponseWriter, r *http.Request) error {
 	sg, err := s.store.Q(r.Context()).Segment(id)
 	if err != nil {
 		return err
+	}
+	if sg.Project != nil && !domain.PrincipalFrom(r.Context()).CanSeeProject(*sg.Project) {
+		return apierr.NotFound("Could not find segment with id %d", id)
 	}
 	etag, err := domain.SegmentVersion(sg)
 	if err != nil {

@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
@@ -12,23 +13,61 @@ import (
 type userProfile struct {
 	RootRole domain.RootRole `json:"rootRole"`
 	Projects []string        `json:"projects"`
+	Groups   []profileGroup  `json:"groups"`
 	Features []string        `json:"features"`
 }
 
-// userProfile answers for the calling principal: a user's root role, or
-// Admin for an admin API token. The open-source role model has no project
-// membership, so every principal sees every project.
+// profileGroup is a group the caller is in, as the profile lists it.
+type profileGroup struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Description *string  `json:"description"`
+	MappingsSSO []string `json:"mappingsSSO"`
+	RootRole    *int64   `json:"rootRole"`
+}
+
+// userProfile answers for the calling principal: a user's root role, the
+// projects they hold a role in (and default) and their groups; for an
+// admin API token, Admin and every project.
 func (s *API) userProfile(w http.ResponseWriter, r *http.Request) error {
 	p := domain.PrincipalFrom(r.Context())
-	projects, err := s.store.Q(r.Context()).Projects()
-	if err != nil {
+	q := s.store.Q(r.Context())
+	// As in Unleash, where a root role is held in the default project,
+	// everyone is listed as a member of default.
+	out := userProfile{Projects: p.Grants().Projects(), Groups: []profileGroup{}, Features: []string{}}
+	if !slices.Contains(out.Projects, "default") {
+		out.Projects = append([]string{"default"}, out.Projects...)
+	}
+	role := p.RootRole
+	if p.Kind == domain.KindAdminToken {
+		role = domain.RoleAdmin
+		projects, err := q.Projects()
+		if err != nil {
+			return err
+		}
+		out.Projects = make([]string, 0, len(projects))
+		for _, pr := range projects {
+			out.Projects = append(out.Projects, pr.ID)
+		}
+	}
+	var err error
+	if out.RootRole, err = domain.RootRoleOf(q, role); err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(projects))
-	for _, pr := range projects {
-		ids = append(ids, pr.ID)
+	if p.UserID != nil && p.Kind == domain.KindUser {
+		mine, err := q.GroupsOfUser(*p.UserID)
+		if err != nil {
+			return err
+		}
+		for _, m := range mine {
+			g, err := q.Group(m.GroupID)
+			if err != nil {
+				return err
+			}
+			out.Groups = append(out.Groups, profileGroup{ID: g.ID, Name: g.Name, Description: g.Description, MappingsSSO: g.MappingsSSO, RootRole: g.RootRole})
+		}
 	}
-	return httpjson.Write(w, http.StatusOK, userProfile{RootRole: domain.RoleByName(p.RootRole), Projects: ids, Features: []string{}})
+	return httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *API) listServiceAccounts(w http.ResponseWriter, r *http.Request) error {
@@ -45,7 +84,11 @@ func (s *API) listServiceAccounts(w http.ResponseWriter, r *http.Request) error 
 		}
 		out = append(out, v)
 	}
-	return httpjson.Write(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": domain.RootRoles})
+	roles, err := domain.RootRoles(q)
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, map[string]any{"serviceAccounts": out, "rootRoles": roles})
 }
 
 func (s *API) createServiceAccount(w http.ResponseWriter, r *http.Request) error {

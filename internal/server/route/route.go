@@ -29,6 +29,9 @@ type Route struct {
 	Permission string
 	// JSON marks a route that requires a JSON request body (415 otherwise).
 	JSON bool
+	// EnvScoped marks a route whose permission is checked in the
+	// environment its path names ({environment}).
+	EnvScoped bool
 	// Doc documents the route in the OpenAPI document (zero = undocumented).
 	Doc Doc
 }

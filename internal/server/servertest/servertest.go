@@ -504,15 +504,19 @@ func (r *Response) WantError(t testing.TB, status int, name string, fragments ..
 // String is the body as text.
 func (r *Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
 
-// UserToken creates a (non-service) user with a root role and returns a
-// personal access token secret for it. Users come from outside Bunting
+// UserToken creates a (non-service) user with a root role (its name) and
+// returns a personal access token secret for it. Users come from outside Bunting
 // (there is no API to create one), so the user is written through the
 // store, in one transaction with its event.
 func (h *Harness) UserToken(t testing.TB, username, role string) string {
 	t.Helper()
 	secret := "user:" + server.RandomHex(28)
 	err := h.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		id, err := tx.InsertUser(store.User{Username: &username, RootRole: role, CreatedAt: tx.Now()})
+		r, err := tx.RoleByName(role)
+		if err != nil {
+			return err
+		}
+		id, err := tx.InsertUser(store.User{Username: &username, RootRole: r.ID, CreatedAt: tx.Now()})
 		if err != nil {
 			return err
 		}

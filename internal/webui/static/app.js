@@ -60,12 +60,15 @@
     if (el.type === "checkbox") return el.checked;
     if (el.multiple) {
       const vals = Array.from(el.selectedOptions).map((o) => o.value);
+      if (t === "ids") return vals.map((v) => ({ id: Number(v) }));
+      if (t === "members") return vals.map((v) => ({ user: { id: Number(v) } }));
       return t === "numbers" ? vals.map(Number) : vals;
     }
     const v = el.value;
     if (v === "" && el.hasAttribute("data-optional")) return SKIP;
     if (t === "bool") return v === "true"; // a hidden field's state
     if (t === "number") return v === "" ? SKIP : Number(v);
+    if (t === "number-or-null") return v === "" ? null : Number(v);
     if (t === "list") return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
     if (t === "json") return v === "" ? SKIP : JSON.parse(v);
     if (t === "date") return v === "" ? SKIP : v + "T23:59:59Z"; // the end of that day, UTC
@@ -84,6 +87,12 @@
   function collect(form) {
     const out = {};
     collectInto(out, Array.from(form.elements).filter((el) => !el.closest("[data-item]")));
+    // Permission checkboxes (the roles screen): the checked ones, each
+    // with its environment when it has one.
+    for (const box of form.querySelectorAll("[data-permissions]")) {
+      out[box.dataset.permissions] = Array.from(box.querySelectorAll("input[data-perm]:checked:not(:disabled)")).map((c) =>
+        c.dataset.env ? { name: c.dataset.perm, environment: c.dataset.env } : { name: c.dataset.perm });
+    }
     for (const list of form.querySelectorAll("[data-list]")) {
       if (list.closest("fieldset:disabled")) continue;
       const items = Array.from(list.querySelectorAll(":scope > [data-item]")).map((item) => {
@@ -314,6 +323,10 @@
     } else if (el.dataset.copy) {
       const text = document.querySelector(el.dataset.copy).textContent;
       try { await navigator.clipboard.writeText(text); el.textContent = "Copied"; } catch (e) { toast("Copy failed: select the secret and copy it by hand."); }
+    } else if (el.dataset.passwordLink) {
+      const r = await api("POST", el.dataset.passwordLink, { id: el.dataset.who });
+      if (!r.ok) { toast(message(r)); return; }
+      prompt("One-time link with which " + el.dataset.who + " sets a password (valid for a day; pass it on):", r.data.resetPasswordUrl);
     } else if (el.dataset.resetPassword) {
       const pw = prompt("New password (at least 8 characters):");
       if (!pw) return;
