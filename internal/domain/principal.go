@@ -56,12 +56,17 @@ const (
 	PermReadFrontendToken        = "READ_FRONTEND_API_TOKEN"
 	PermCreateFrontendToken      = "CREATE_FRONTEND_API_TOKEN"
 	PermDeleteFrontendToken      = "DELETE_FRONTEND_API_TOKEN"
+	// Change requests: approving another person's request, applying an
+	// approved one, and changing a protected environment directly.
+	PermApproveChangeRequest = "APPROVE_CHANGE_REQUEST"
+	PermApplyChangeRequest   = "APPLY_CHANGE_REQUEST"
+	PermSkipChangeRequest    = "SKIP_CHANGE_REQUEST"
 )
 
 // editorDenied are the permissions an Editor does not hold: everything
-// about API tokens, plus ADMIN itself.
+// about API tokens, skipping change requests, plus ADMIN itself.
 var editorDenied = []string{
-	PermAdmin, PermReadClientToken, PermCreateClientToken, PermDeleteClientToken,
+	PermAdmin, PermSkipChangeRequest, PermReadClientToken, PermCreateClientToken, PermDeleteClientToken,
 	PermReadFrontendToken, PermCreateFrontendToken, PermDeleteFrontendToken,
 	"UPDATE_CLIENT_API_TOKEN", "UPDATE_FRONTEND_API_TOKEN",
 }
@@ -82,6 +87,11 @@ type Principal struct {
 	Environment string
 	// User is set for user principals.
 	User *store.User
+	// ChangeRequest is set while an approved change request is applied
+	// (internal/changerequests): its approvals stand in for
+	// SKIP_CHANGE_REQUEST, so the change gate lets its changes through.
+	// Nothing outside the process can set it.
+	ChangeRequest int64
 }
 
 // Actor returns who the principal is, for events.
