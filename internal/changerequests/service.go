@@ -76,6 +76,9 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Service, error) {
 	return &Service{cfg: cfg, store: st, log: log, instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1)}, nil
 }
 
+// Store returns the service's store (for reads its HTTP surface makes).
+func (s *Service) Store() *store.Store { return s.store }
+
 // notify wakes the scheduler without blocking.
 func (s *Service) notify() {
 	select {
@@ -83,6 +86,9 @@ func (s *Service) notify() {
 	default:
 	}
 }
+
+// PrincipalKey identifies a principal as the author of requests.
+func PrincipalKey(p *domain.Principal) string { return principalKey(p) }
 
 // principalKey identifies a principal across requests: a person by id, an
 // admin token by name. The author of a request is told apart from its

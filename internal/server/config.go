@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/changerequests"
 	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
@@ -61,6 +62,8 @@ type Config struct {
 	SSO sso.Config
 	// Integrations holds the integrations' delivery settings.
 	Integrations integrations.Config
+	// ChangeRequests holds the scheduler's timings (tests shorten them).
+	ChangeRequests changerequests.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -71,6 +74,7 @@ func DefaultConfig() Config {
 	var c Config
 	c.Signals = signals.DefaultConfig()
 	c.Integrations = integrations.DefaultConfig()
+	c.ChangeRequests = changerequests.DefaultConfig()
 	config.Defaults(c.Options())
 	return c
 }

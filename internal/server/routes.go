@@ -23,6 +23,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.admin.Register(r)
 	s.admin.RegisterSignals(r)
 	s.addons.Register(r)
+	s.crAPI.Register(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.accounts.Register(r)

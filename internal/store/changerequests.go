@@ -81,10 +81,10 @@ func (q Q) SegmentEnvironments(id int) ([]ProjectEnvironment, error) {
 	return collect(q, func(row scanner) (ProjectEnvironment, error) {
 		var pe ProjectEnvironment
 		return pe, row.Scan(&pe.Project, &pe.Environment)
-	}, `SELECT DISTINCT f.project, fs.environment FROM feature_strategy_segments s
+	}, `SELECT DISTINCT f.project_id, fs.environment FROM feature_strategy_segments s
 		JOIN feature_strategies fs ON fs.id = s.strategy_id
 		JOIN features f ON f.name = fs.feature_name
-		WHERE s.segment_id = $1 ORDER BY f.project, fs.environment`, id)
+		WHERE s.segment_id = $1 ORDER BY f.project_id, fs.environment`, id)
 }
 
 // ChangeRequest is one change request as stored. AuthorKey and

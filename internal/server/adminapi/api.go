@@ -17,6 +17,9 @@ import (
 type API struct {
 	store   *store.Store
 	signals *signals.Service
+	// ChangeRequests lets the playground evaluate as if a change request
+	// were applied (nil: not offered).
+	ChangeRequests ChangeRequestPreviewer
 }
 
 // New builds the admin API on st; sg serves the signal and action routes.
