@@ -68,8 +68,9 @@ type crView struct {
 	Approvals []struct {
 		CreatedBy struct{ Username string } `json:"createdBy"`
 	} `json:"approvals"`
-	Comments []struct{ Text string } `json:"comments"`
-	Schedule *struct {
+	Comments        []struct{ Text string } `json:"comments"`
+	StateTimestamps map[string]time.Time    `json:"stateTimestamps"`
+	Schedule        *struct {
 		ScheduledAt time.Time `json:"scheduledAt"`
 		Status      string    `json:"status"`
 		Reason      string    `json:"reason"`
