@@ -224,6 +224,12 @@ func join(prefix, k string) string {
 
 // diff lists the leaves that differ between before and after.
 func diff(prefix string, before, after map[string]any) []string {
+	if before == nil {
+		before = map[string]any{}
+	}
+	if after == nil {
+		after = map[string]any{}
+	}
 	b, a := map[string]string{}, map[string]string{}
 	flatten(prefix, toAny(before), b)
 	flatten(prefix, toAny(after), a)

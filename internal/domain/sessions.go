@@ -231,7 +231,7 @@ var allPermissions = []string{
 	PermDeleteSegment, PermCreateStrategy, PermUpdateStrategy, PermDeleteStrategy, PermCreateContextField,
 	PermUpdateContextField, PermDeleteContextField, PermCreateTagType, PermUpdateTagType, PermDeleteTagType,
 	PermReadClientToken, PermCreateClientToken, PermDeleteClientToken, PermReadFrontendToken, PermCreateFrontendToken,
-	PermDeleteFrontendToken,
+	PermDeleteFrontendToken, PermApproveChangeRequest, PermApplyChangeRequest, PermSkipChangeRequest,
 }
 
 // ViewSession is p's session view with csrf ("" when the caller is not a
