@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 }
 
 // Two PostgreSQL instances: a request scheduled for now+2s is applied
-// once, within a second of its time, whichever instance holds the lease.
+// once, within a second of its time, whichever instance holds the lease;
+// one whose strategy another instance changed meanwhile is suspended, and
+// both instances say why.
 func TestTwoInstancesApplyAScheduleOnce(t *testing.T) {
 	db := servertest.NewPostgres(t)
 	h1 := servertest.Start(t, db)
@@ -66,6 +68,28 @@ func TestTwoInstancesApplyAScheduleOnce(t *testing.T) {
 	}
 	if n := count(evs, "feature-environment-enabled"); n != 1 {
 		t.Fatalf("%d feature-environment-enabled events, want 1", n)
+	}
+
+	id := addStrategy(t, h1, "checkout", "production", "10")
+	w := draft(t, h1, ps.alice, map[string]any{"feature": "checkout", "action": "updateStrategy",
+		"payload": map[string]any{"id": id, "name": "flexibleRollout", "parameters": map[string]any{"rollout": "90", "stickiness": "default", "groupId": "checkout"}}})
+	setState(h1, t, ps.alice, w.ID, map[string]any{"state": "In review"}).Want(t, 200)
+	setState(h2, t, ps.bob, w.ID, map[string]any{"state": "Approved"}).Want(t, 200)
+	at = time.Now().Add(1500 * time.Millisecond)
+	setState(h1, t, ps.alice, w.ID, map[string]any{"state": "Scheduled", "scheduledAt": at.Format(time.RFC3339Nano)}).Want(t, 200)
+	h2.Do(t, "DELETE", fmt.Sprintf("%s/features/checkout/environments/production/strategies/%s", project, id), ps.admin, nil).Want(t, 200)
+	for _, h := range []*servertest.Harness{h1, h2} {
+		var s crView
+		waitFor(t, at.Add(3*time.Second), func() bool {
+			s = getCR(t, h, w.ID)
+			return s.Schedule != nil && s.Schedule.Status == "suspended"
+		})
+		if s.State != "Scheduled" || !strings.Contains(s.Schedule.Reason, "Strategy "+id+" of flag checkout in production was deleted") {
+			t.Fatalf("suspended schedule: %+v", s.Schedule)
+		}
+	}
+	if n := count(eventTypes(t, h1), "change-request-schedule-suspended"); n != 1 {
+		t.Fatalf("%d change-request-schedule-suspended events, want 1", n)
 	}
 }
 
