@@ -167,7 +167,7 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 	data := map[string]any{
 		"Flags": list.Features, "Total": list.Total, "Environments": list.Environments, "Projects": list.Projects, "Types": list.Types,
 		"CanSwitch": s.Can("UPDATE_FEATURE_ENVIRONMENT"), "Review": review,
-		"From":      min(offset+1, list.Total), "To": offset + len(list.Features),
+		"From": min(offset+1, list.Total), "To": offset + len(list.Features),
 	}
 	if offset > 0 {
 		data["Prev"] = pageURL(max(offset-flagsPerPage, 0))
