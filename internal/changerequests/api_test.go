@@ -378,3 +378,142 @@ func count(list []string, s string) int {
 }
 
 var _ = json.Marshal
+
+func TestApprovalsRejectionAndCancel(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		ps := setup(t, h, 2)
+		carol := h.UserToken(t, "carol", "Editor")
+		createFlag(t, h, "checkout")
+		v := draft(t, h, ps.alice, map[string]any{"feature": "checkout", "action": "updateEnabled", "payload": map[string]any{"enabled": true}})
+		setState(h, t, ps.alice, v.ID, map[string]any{"state": "In review"}).Want(t, 200)
+		var after crView
+		setState(h, t, ps.bob, v.ID, map[string]any{"state": "Approved"}).Want(t, 200).JSON(t, &after)
+		if after.State != "In review" || after.MinApprovals != 2 || len(after.Approvals) != 1 {
+			t.Fatalf("one of two approvals: %+v", after)
+		}
+		// The same person approving twice still counts once.
+		setState(h, t, ps.bob, v.ID, map[string]any{"state": "Approved"}).Want(t, 200).JSON(t, &after)
+		if after.State != "In review" || len(after.Approvals) != 1 {
+			t.Fatalf("a second approval by the same person counted: %+v", after)
+		}
+		setState(h, t, carol, v.ID, map[string]any{"state": "Approved"}).Want(t, 200).JSON(t, &after)
+		if after.State != "Approved" || len(after.Approvals) != 2 {
+			t.Fatalf("two approvals: %+v", after)
+		}
+		// A reviewer rejects; a rejected request is final.
+		setState(h, t, ps.alice, v.ID, map[string]any{"state": "Rejected"}).WantError(t, 403, "NoAccessError", "your own")
+		setState(h, t, carol, v.ID, map[string]any{"state": "Rejected", "comment": "not this week"}).Want(t, 200)
+		setState(h, t, ps.alice, v.ID, map[string]any{"state": "Applied"}).WantError(t, 400, "ValidationError", "Rejected")
+		// Only the author (or an admin) cancels.
+		w := draft(t, h, ps.alice, map[string]any{"feature": "checkout", "action": "updateEnabled", "payload": map[string]any{"enabled": true}})
+		setState(h, t, ps.bob, w.ID, map[string]any{"state": "Cancelled"}).WantError(t, 403, "NoAccessError", "author")
+		setState(h, t, ps.alice, w.ID, map[string]any{"state": "Cancelled"}).Want(t, 200)
+		// Bad input gets clear answers.
+		setState(h, t, ps.alice, w.ID, map[string]any{"state": "Sideways"}).WantError(t, 400, "ValidationError", "state")
+		setState(h, t, ps.alice, w.ID, map[string]any{"state": "Scheduled", "scheduledAt": "tomorrow"}).WantError(t, 400, "ValidationError", "scheduledAt")
+		h.Do(t, "PUT", project+"/change-requests/999999/state", ps.alice, map[string]any{"state": "Approved"}).WantError(t, 404, "NotFoundError")
+		h.Do(t, "PUT", project+"/change-requests/abc/state", ps.alice, map[string]any{"state": "Approved"}).WantError(t, 400, "ValidationError", "id")
+		h.Do(t, "POST", prodCR, ps.alice, map[string]any{"feature": "checkout", "action": "explode"}).WantError(t, 400, "ValidationError", "action")
+		h.Do(t, "POST", prodCR, ps.alice, map[string]any{"feature": "nope", "action": "updateEnabled", "payload": map[string]any{"enabled": true}}).WantError(t, 404, "NotFoundError")
+		h.Do(t, "POST", prodCR, ps.alice, map[string]any{"feature": "checkout", "action": "updateEnabled", "payload": map[string]any{"enabled": "yes"}}).
+			WantError(t, 400, "ValidationError", "payload.enabled")
+		h.Do(t, "POST", project+"/environments/development/change-requests", ps.alice, map[string]any{"feature": "checkout", "action": "updateEnabled",
+			"payload": map[string]any{"enabled": true}}).WantError(t, 400, "ValidationError", "not enabled")
+		h.Do(t, "PUT", project+"/environments/production/change-requests/config", ps.admin, map[string]any{"changeRequestsEnabled": true, "requiredApprovals": 11}).
+			WantError(t, 400, "ValidationError", "requiredApprovals")
+		h.Do(t, "PUT", project+"/environments/production/change-requests/config", ps.viewer, map[string]any{"changeRequestsEnabled": false}).
+			WantError(t, 403, "NoAccessError", "UPDATE_PROJECT")
+	})
+}
+
+func TestReadsAndPlaygroundPreview(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		ps := setup(t, h, 1)
+		createFlag(t, h, "checkout")
+		createFlag(t, h, "other")
+		v := draft(t, h, ps.alice, map[string]any{"feature": "checkout", "action": "updateEnabled", "payload": map[string]any{"enabled": true}})
+		var cfg []struct {
+			Environment          string `json:"environment"`
+			ChangeRequestEnabled bool   `json:"changeRequestEnabled"`
+			RequiredApprovals    int    `json:"requiredApprovals"`
+		}
+		h.Do(t, "GET", project+"/change-requests/config", ps.viewer, nil).Want(t, 200).JSON(t, &cfg)
+		if len(cfg) != 2 || cfg[1].Environment != "production" || !cfg[1].ChangeRequestEnabled || cfg[0].ChangeRequestEnabled {
+			t.Fatalf("config = %+v", cfg)
+		}
+		var list []crView
+		h.Do(t, "GET", project+"/change-requests/draft", ps.alice, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 1 || list[0].ID != v.ID {
+			t.Fatalf("alice's drafts = %+v", list)
+		}
+		h.Do(t, "GET", project+"/change-requests/draft", ps.bob, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 0 {
+			t.Fatalf("bob has drafts: %+v", list)
+		}
+		h.Do(t, "GET", project+"/change-requests/pending/checkout", ps.viewer, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 1 {
+			t.Fatalf("pending for checkout = %+v", list)
+		}
+		h.Do(t, "GET", project+"/change-requests/pending/other", ps.viewer, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 0 {
+			t.Fatalf("pending for other = %+v", list)
+		}
+		var counts map[string]int
+		h.Do(t, "GET", project+"/change-requests/count", ps.viewer, nil).Want(t, 200).JSON(t, &counts)
+		if counts["total"] != 1 || counts["reviewRequired"] != 0 {
+			t.Fatalf("counts = %v", counts)
+		}
+		var found struct {
+			ChangeRequests []struct {
+				ID       int64    `json:"id"`
+				Features []string `json:"features"`
+			} `json:"changeRequests"`
+			Total int `json:"total"`
+		}
+		h.Do(t, "GET", "/api/admin/search/change-requests?state=IS:open&limit=10", ps.viewer, nil).Want(t, 200).JSON(t, &found)
+		if found.Total != 1 || found.ChangeRequests[0].ID != v.ID || found.ChangeRequests[0].Features[0] != "checkout" {
+			t.Fatalf("search = %+v", found)
+		}
+		h.Do(t, "GET", "/api/admin/search/change-requests?state=IS:closed", ps.viewer, nil).Want(t, 200).JSON(t, &found)
+		if found.Total != 0 {
+			t.Fatalf("closed search = %+v", found)
+		}
+		h.Do(t, "GET", "/api/admin/search/change-requests?state=sometimes", ps.viewer, nil).WantError(t, 400, "ValidationError", "state")
+		h.Do(t, "GET", "/api/admin/search/change-requests?limit=0", ps.viewer, nil).WantError(t, 400, "ValidationError", "limit")
+
+		// The playground evaluates as if the request were applied, and changes nothing.
+		before := len(eventTypes(t, h))
+		evaluate := func(query string, body map[string]any) bool {
+			t.Helper()
+			var out struct {
+				Features []struct {
+					Name      string `json:"name"`
+					IsEnabled bool   `json:"isEnabled"`
+				} `json:"features"`
+			}
+			h.Do(t, "POST", "/api/admin/playground"+query, ps.viewer, body).Want(t, 200).JSON(t, &out)
+			for _, f := range out.Features {
+				if f.Name == "checkout" {
+					return f.IsEnabled
+				}
+			}
+			t.Fatal("checkout not evaluated")
+			return false
+		}
+		ctx := map[string]any{"environment": "production", "context": map[string]any{"userId": "42"}}
+		if evaluate("", ctx) {
+			t.Fatal("checkout is on before anything is applied")
+		}
+		if !evaluate(fmt.Sprintf("?changeRequest=%d", v.ID), ctx) {
+			t.Fatal("the playground does not evaluate as if the request were applied (query)")
+		}
+		if !evaluate("", map[string]any{"environment": "production", "context": map[string]any{}, "changeRequest": v.ID}) {
+			t.Fatal("the playground does not evaluate as if the request were applied (body)")
+		}
+		if sdkEnabled(t, h, "checkout") || len(eventTypes(t, h)) != before {
+			t.Fatal("the preview changed something")
+		}
+		h.Do(t, "POST", "/api/admin/playground?changeRequest=0", ps.viewer, ctx).WantError(t, 400, "ValidationError", "changeRequest")
+		h.Do(t, "POST", "/api/admin/playground?changeRequest=424242", ps.viewer, ctx).WantError(t, 404, "NotFoundError")
+	})
+}
