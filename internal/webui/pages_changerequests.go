@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/bunting-flags/bunting/internal/changerequests"
 )
@@ -105,12 +106,21 @@ func (h *Handler) changeRequest(w http.ResponseWriter, r *http.Request, s *sessi
 			approvedByMe = true
 		}
 	}
+	type stamp struct {
+		State string
+		At    time.Time
+	}
+	var history []stamp
+	for st, at := range v.StateTimestamps {
+		history = append(history, stamp{st, at})
+	}
+	slices.SortFunc(history, func(a, b stamp) int { return a.At.Compare(b.At) })
 	title := v.Title
 	if title == "" {
 		title = "Change request #" + strconv.FormatInt(v.ID, 10)
 	}
 	h.render(w, r, "changerequest", page{Title: title, Nav: "change-requests", Session: s, Data: map[string]any{
-		"CR": v, "Title": title, "API": h.base + api, "Project": project, "Author": author, "Open": open, "ApprovedByMe": approvedByMe,
+		"CR": v, "Title": title, "History": history, "API": h.base + api, "Project": project, "Author": author, "Open": open, "ApprovedByMe": approvedByMe,
 		"CanReview":  !author && s.Can("APPROVE_CHANGE_REQUEST") && (v.State == "In review" || v.State == "Approved") && !approvedByMe,
 		"CanReject":  !author && s.Can("APPROVE_CHANGE_REQUEST") && (v.State == "In review" || v.State == "Approved" || v.State == "Scheduled"),
 		"CanApply":   s.Can("APPLY_CHANGE_REQUEST") && (v.State == "Approved" || v.State == "Scheduled"),
