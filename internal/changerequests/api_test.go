@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -515,5 +516,36 @@ func TestReadsAndPlaygroundPreview(t *testing.T) {
 		}
 		h.Do(t, "POST", "/api/admin/playground?changeRequest=0", ps.viewer, ctx).WantError(t, 400, "ValidationError", "changeRequest")
 		h.Do(t, "POST", "/api/admin/playground?changeRequest=424242", ps.viewer, ctx).WantError(t, 404, "NotFoundError")
+	})
+}
+
+// Changes added at the same time by one person go into one draft.
+func TestConcurrentAdditionsMakeOneDraft(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		ps := setup(t, h, 1)
+		const n = 8
+		for i := range n {
+			createFlag(t, h, fmt.Sprintf("f%d", i))
+		}
+		var wg sync.WaitGroup
+		codes := make([]int, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i] = h.Do(t, "POST", prodCR, ps.alice, map[string]any{"feature": fmt.Sprintf("f%d", i), "action": "updateEnabled", "payload": map[string]any{"enabled": true}}).Status
+			}()
+		}
+		wg.Wait()
+		for i, c := range codes {
+			if c != 200 {
+				t.Fatalf("addition %d answered %d", i, c)
+			}
+		}
+		var drafts []crView
+		h.Do(t, "GET", project+"/change-requests/draft", ps.alice, nil).Want(t, 200).JSON(t, &drafts)
+		if len(drafts) != 1 || len(drafts[0].Features) != n {
+			t.Fatalf("%d drafts, the first with %d flags; want one with %d", len(drafts), len(drafts[0].Features), n)
+		}
 	})
 }

@@ -297,7 +297,24 @@ func (s *Service) AddChanges(ctx context.Context, p *domain.Principal, project, 
 		return View{}, err
 	}
 	var id int64
-	err = s.store.Tx(ctx, func(tx *store.Tx) error {
+	// Two additions racing to make the same person's draft: the unique
+	// index lets one make it, and the other adds to it on its next try.
+	for attempt := 0; ; attempt++ {
+		err = s.addToDraft(ctx, p, project, env, setting, changes, &id)
+		if err == nil || attempt == 2 || !s.store.IsUniqueViolation(err) {
+			break
+		}
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return s.Get(ctx, project, id)
+}
+
+// addToDraft adds checked changes to p's draft (made when p has none) in
+// one transaction, and sets *id to the draft's id.
+func (s *Service) addToDraft(ctx context.Context, p *domain.Principal, project, env string, setting store.ChangeRequestSetting, changes []store.ChangeRequestChange, id *int64) error {
+	return s.store.Tx(ctx, func(tx *store.Tx) error {
 		key := principalKey(p)
 		drafts, err := tx.ChangeRequests(store.ChangeRequestFilter{Project: project, Environment: env, AuthorKey: key, States: []string{store.CRDraft}, Limit: 1})
 		if err != nil {
@@ -336,13 +353,9 @@ func (s *Service) AddChanges(ctx context.Context, p *domain.Principal, project, 
 				return err
 			}
 		}
-		id = cr.ID
+		*id = cr.ID
 		return nil
 	})
-	if err != nil {
-		return View{}, err
-	}
-	return s.Get(ctx, project, id)
 }
 
 // event is a change-request-* event about cr.

@@ -38,6 +38,8 @@ CREATE TABLE change_requests (
 );
 CREATE INDEX change_requests_project ON change_requests (project, state);
 CREATE INDEX change_requests_due ON change_requests (state, scheduled_at);
+-- One open draft per person per environment.
+CREATE UNIQUE INDEX change_requests_one_draft ON change_requests (project, environment, author_key) WHERE state = 'Draft';
 
 -- One change of a request: a flag's (feature) or a segment's (segment_id),
 -- its action and payload (JSON, as the matching admin route takes it) and
