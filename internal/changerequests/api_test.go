@@ -549,3 +549,32 @@ func TestConcurrentAdditionsMakeOneDraft(t *testing.T) {
 		}
 	})
 }
+
+// A signal action that would switch a flag in a protected environment is
+// refused like any other direct change, and its run says why.
+func TestSignalActionInProtectedEnvironmentIsRefused(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		setup(t, h, 1)
+		createFlag(t, h, "checkout")
+		h.Do(t, "POST", project+"/features/checkout/environments/production/on", h.AdminToken, nil).Want(t, 200)
+		var sa, ep struct{ ID int64 }
+		h.Do(t, "POST", "/api/admin/service-account", h.AdminToken, map[string]any{"username": "alert-bot", "name": "alert-bot", "rootRole": "Editor"}).Want(t, 201).JSON(t, &sa)
+		h.Do(t, "POST", "/api/admin/signal-endpoints", h.AdminToken, map[string]any{"name": "grafana"}).Want(t, 201).JSON(t, &ep)
+		var tok struct{ Token string }
+		h.Do(t, "POST", fmt.Sprintf("/api/admin/signal-endpoints/%d/tokens", ep.ID), h.AdminToken, map[string]any{"name": "t"}).Want(t, 201).JSON(t, &tok)
+		var as struct{ ID int64 }
+		h.Do(t, "POST", project+"/actions", h.AdminToken, map[string]any{"name": "kill", "actorId": sa.ID,
+			"match": map[string]any{"source": "signal-endpoint", "sourceId": ep.ID, "payload": map[string]any{}},
+			"actions": []map[string]any{{"action": "TOGGLE_FEATURE_OFF", "sortOrder": 1,
+				"executionParams": map[string]string{"project": "default", "environment": "production", "featureName": "checkout"}}}}).Want(t, 201).JSON(t, &as)
+		h.Do(t, "POST", "/api/signal-endpoint/grafana", "Bearer "+tok.Token, map[string]any{"alert": "5xx"}).Want(t, 200)
+		var runs string
+		waitFor(t, time.Now().Add(10*time.Second), func() bool {
+			runs = h.Do(t, "GET", fmt.Sprintf("%s/actions/%d/events", project, as.ID), h.AdminToken, nil).Want(t, 200).String()
+			return strings.Contains(runs, "SKIP_CHANGE_REQUEST")
+		})
+		if !sdkEnabled(t, h, "checkout") {
+			t.Fatalf("the signal action switched a protected environment directly: %s", runs)
+		}
+	})
+}
