@@ -106,7 +106,18 @@ func (b *uiBrowser) set(sel, value string) {
 
 func (b *uiBrowser) open(url string) {
 	b.t.Helper()
-	b.do("open "+url, chromedp.Navigate(url))
+	// A page that reloads itself after a save (data-then="reload") may
+	// abort a navigation started just then: navigate once more.
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	err := chromedp.Do(ctx, chromedp.Navigate(url))
+	cancel()
+	if err != nil && strings.Contains(err.Error(), "net::ERR_ABORTED") {
+		err = nil
+		b.do("open "+url+" again", chromedp.Navigate(url))
+	}
+	if err != nil {
+		b.t.Fatalf("open %s: %v", url, err)
+	}
 	b.waitFor("the page to load", `document.readyState === "complete"`)
 }
 

@@ -37,15 +37,16 @@ func TestGrantsDecide(t *testing.T) {
 			{CreateSegment, "", "", true}, {CreateClientToken, "", "", false}, {Admin, "", "", false},
 			{CreateFeature, "default", "", true}, {CreateFeature, "guarded", "", false}, {UpdateFeature, "guarded", "", true},
 			{UpdateFeatureEnvironment, "guarded", "production", true}, {UpdateFeature, "secret", "", false},
-			{UpdateProject, "default", "", false}, {ProjectUserAccessWrite, "default", "", false}, {SkipChangeRequest, "default", "production", false}}},
+			{UpdateProject, "default", "", false}, {ProjectUserAccessWrite, "default", "", false}, {SkipChangeRequest, "default", "production", false},
+			{ApproveChangeRequest, "default", "production", true}, {ApplyChangeRequest, "default", "production", true}}},
 		{"viewer", store.UserAccess{RootRole: RoleViewer}, []check{
 			{UpdateFeature, "default", "", false}, {CreateSegment, "", "", false}, {UpdateFeatureEnvironment, "default", "development", false}}},
 		{"viewer, member of secret", store.UserAccess{RootRole: RoleViewer, Projects: []store.ProjectRole{{Project: "secret", RoleID: RoleMember}}}, []check{
 			{CreateFeature, "secret", "", true}, {UpdateFeatureEnvironment, "secret", "production", true}, {UpdateProject, "secret", "", false},
-			{CreateFeature, "default", "", false}}},
+			{CreateFeature, "default", "", false}, {ApproveChangeRequest, "secret", "production", false}}},
 		{"viewer, owner of guarded", store.UserAccess{RootRole: RoleViewer, Projects: []store.ProjectRole{{Project: "guarded", RoleID: RoleOwner}}}, []check{
 			{CreateFeature, "guarded", "", true}, {UpdateProject, "guarded", "", true}, {ProjectUserAccessWrite, "guarded", "", true},
-			{ApproveChangeRequest, "guarded", "production", false}}},
+			{ApproveChangeRequest, "guarded", "production", true}, {SkipChangeRequest, "guarded", "production", false}}},
 		{"custom project role in development only", store.UserAccess{RootRole: RoleViewer, Projects: []store.ProjectRole{{Project: "default", RoleID: 6}}}, []check{
 			{UpdateFeatureEnvironment, "default", "development", true}, {UpdateFeatureEnvironment, "default", "production", false},
 			{UpdateFeatureEnvironment, "default", "", true}, {UpdateFeature, "default", "", true}, {UpdateFeature, "other", "", false}}},

@@ -33,9 +33,15 @@ func IsRootType(typ string) bool { return typ == RoleTypeRoot || typ == RoleType
 // (and may be changed or deleted).
 func IsCustomType(typ string) bool { return typ == RoleTypeCustomRoot || typ == RoleTypeCustomProject }
 
-// changeRequestPermissions are held by no predefined role but Admin: a
-// project grants them through a custom project role.
+// changeRequestPermissions are not part of environment work. Editors and
+// project Owners approve and apply other people's change requests (so an
+// organization that uses only the predefined roles still has four eyes:
+// one drafts, another approves); changing a protected environment without
+// a change request is held by Admin alone, or given by a custom role.
 var changeRequestPermissions = []string{ApproveChangeRequest, ApplyChangeRequest, SkipChangeRequest}
+
+// reviewWork is approving and applying change requests.
+var reviewWork = []string{ApproveChangeRequest, ApplyChangeRequest}
 
 // flagWork is what working on a project's flags takes: the flag-level
 // project permissions.
@@ -70,10 +76,11 @@ type roleDef struct {
 //   - Editor holds the root permissions but API tokens, people, roles and
 //     instance settings, and works on flags (flagWork and environmentWork)
 //     in every project it can see, except that in a protected project only
-//     members create flags. It owns the projects it creates.
+//     members create flags; it approves and applies change requests
+//     (reviewWork). It owns the projects it creates.
 //   - Viewer holds nothing: reads need no permission.
-//   - Owner holds every project permission and environmentWork in every
-//     environment of the project.
+//   - Owner holds every project permission, environmentWork and reviewWork
+//     in every environment of the project.
 //   - Member holds flagWork and environmentWork in every environment.
 var predefined = map[int64]*roleDef{
 	RoleAdmin: {typ: RoleTypeRoot},
@@ -83,10 +90,10 @@ var predefined = map[int64]*roleDef{
 			CreateTagType, UpdateTagType, DeleteTagType, CreateReleaseTemplate, UpdateReleaseTemplate, DeleteReleaseTemplate),
 		project: setOf(append(slices.Clone(flagWork), UpdateProjectSegment, UpdateProjectContext, ProjectUserAccessRead,
 			ProjectDefaultStrategyRead, ProjectSettingsRead, ProjectChangeRequestRead)...),
-		allEnv: setOf(environmentWork...),
+		allEnv: setOf(append(slices.Clone(environmentWork), reviewWork...)...),
 	},
 	RoleViewer: {typ: RoleTypeRoot},
-	RoleOwner:  {typ: RoleTypeProject, project: setOf(namesOfType(TypeProject)...), allEnv: setOf(environmentWork...)},
+	RoleOwner:  {typ: RoleTypeProject, project: setOf(namesOfType(TypeProject)...), allEnv: setOf(append(slices.Clone(environmentWork), reviewWork...)...)},
 	RoleMember: {typ: RoleTypeProject, project: setOf(flagWork...), allEnv: setOf(environmentWork...)},
 }
 

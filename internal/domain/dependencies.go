@@ -28,6 +28,9 @@ func AddDependency(tx *store.Tx, p *Principal, project, child string, in Depende
 	if err := p.Require(PermUpdateFeatureDependency, project, ""); err != nil {
 		return err
 	}
+	if err := gateChange(tx.Q, p, project); err != nil {
+		return err
+	}
 	if in.Feature == "" {
 		return apierr.Validation("The `feature` property is required. It was not present on the data you sent.")
 	}
@@ -77,6 +80,9 @@ func DeleteDependency(tx *store.Tx, p *Principal, project, child, parent string)
 	if err := p.Require(PermUpdateFeatureDependency, project, ""); err != nil {
 		return err
 	}
+	if err := gateChange(tx.Q, p, project); err != nil {
+		return err
+	}
 	if _, err := tx.FeatureInProject(project, child); err != nil {
 		return err
 	}
@@ -91,6 +97,9 @@ func DeleteDependency(tx *store.Tx, p *Principal, project, child, parent string)
 // event when it had any.
 func DeleteDependencies(tx *store.Tx, p *Principal, project, child string) error {
 	if err := p.Require(PermUpdateFeatureDependency, project, ""); err != nil {
+		return err
+	}
+	if err := gateChange(tx.Q, p, project); err != nil {
 		return err
 	}
 	if _, err := tx.FeatureInProject(project, child); err != nil {

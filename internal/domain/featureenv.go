@@ -56,6 +56,9 @@ func SetEnabled(tx *store.Tx, p *Principal, project, feature, env string, enable
 	if err := p.Require(PermUpdateFeatureEnvironment, project, env); err != nil {
 		return store.Feature{}, nil, err
 	}
+	if err := gateChange(tx.Q, p, project, env); err != nil {
+		return store.Feature{}, nil, err
+	}
 	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
 	if err != nil {
 		return sc.F, nil, err
@@ -189,6 +192,9 @@ func disableWhenNoActiveStrategy(tx *store.Tx, sc FeatureEnv, p *Principal) erro
 // its event, and returns them normalized.
 func SetVariants(tx *store.Tx, p *Principal, project, feature, env string, in []VariantInput) ([]engine.Variant, error) {
 	if err := p.Require(PermUpdateEnvVariants, project, env); err != nil {
+		return nil, err
+	}
+	if err := gateChange(tx.Q, p, project, env); err != nil {
 		return nil, err
 	}
 	variants, err := NormalizeVariants("variants", in, DefaultedVariants)

@@ -221,6 +221,9 @@ func ArchiveFeature(tx *store.Tx, p *Principal, project, name string) error {
 	if _, err := tx.FeatureInProject(project, name); err != nil {
 		return err
 	}
+	if err := gateChange(tx.Q, p, project); err != nil {
+		return err
+	}
 	children, err := tx.Children(name)
 	if err != nil {
 		return err

@@ -60,6 +60,11 @@ const (
 	PermReadFrontendToken        = access.ReadFrontendToken
 	PermCreateFrontendToken      = access.CreateFrontendToken
 	PermDeleteFrontendToken      = access.DeleteFrontendToken
+	// Change requests: approving another person's request, applying an
+	// approved one, and changing a protected environment directly.
+	PermApproveChangeRequest = access.ApproveChangeRequest
+	PermApplyChangeRequest   = access.ApplyChangeRequest
+	PermSkipChangeRequest    = access.SkipChangeRequest
 )
 
 // Principal is the authenticated caller of a request.
@@ -81,6 +86,11 @@ type Principal struct {
 	// Access is what the principal may do, loaded per request by
 	// access.Service (nil: the root role's predefined permissions alone).
 	Access *access.Grants
+	// ChangeRequest is set while an approved change request is applied
+	// (internal/changerequests): its approvals stand in for
+	// SKIP_CHANGE_REQUEST, so the change gate lets its changes through.
+	// Nothing outside the process can set it.
+	ChangeRequest int64
 }
 
 // Actor returns who the principal is, for events.

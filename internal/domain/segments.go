@@ -69,6 +69,9 @@ func UpdateSegment(tx *store.Tx, p *Principal, id int, in SegmentInput) error {
 	if err != nil {
 		return err
 	}
+	if err := gateSegment(tx.Q, p, id, old.Project); err != nil {
+		return err
+	}
 	if err := in.validate(tx.Q); err != nil {
 		return err
 	}
@@ -87,6 +90,9 @@ func DeleteSegment(tx *store.Tx, p *Principal, id int) error {
 	}
 	old, err := tx.Segment(id)
 	if err != nil {
+		return err
+	}
+	if err := gateSegment(tx.Q, p, id, old.Project); err != nil {
 		return err
 	}
 	inUse, err := tx.SegmentInUse(id)

@@ -231,13 +231,14 @@ func ImportState(tx *store.Tx, p *Principal, doc StateDocument, opts ImportOptio
 	if err := p.Require(PermAdmin, "", ""); err != nil {
 		return err
 	}
-	im := &importer{tx: tx, actor: p.Actor(), opts: opts, segmentIDs: map[int]int{}}
+	im := &importer{tx: tx, p: p, actor: p.Actor(), opts: opts, segmentIDs: map[int]int{}}
 	return im.run(doc)
 }
 
 // importer applies a state document inside one transaction.
 type importer struct {
 	tx         *store.Tx
+	p          *Principal
 	actor      store.Actor
 	opts       ImportOptions
 	segmentIDs map[int]int // id in the document → id here
@@ -275,6 +276,18 @@ func (im *importer) dropSections(doc StateDocument) error {
 		{doc.FeatureTags != nil, "drop-feature-tags", im.tx.DropFeatureTags},
 		{doc.Tags != nil, "drop-tags", im.tx.DropTags},
 		{doc.TagTypes != nil, "drop-tag-types", im.tx.DropTagTypes},
+	}
+	if doc.Features != nil {
+		// Dropping the flags changes every protected environment too.
+		projects, err := im.tx.Projects()
+		if err != nil {
+			return err
+		}
+		for _, pr := range projects {
+			if err := gateChange(im.tx.Q, im.p, pr.ID); err != nil {
+				return err
+			}
+		}
 	}
 	for _, d := range drops {
 		if !d.present {
@@ -507,6 +520,9 @@ func (im *importer) features(doc StateDocument) error {
 		if _, err := im.tx.Environment(env); err != nil {
 			return apierr.Validation("featureEnvironments[%d]: environment %q does not exist", i, env)
 		}
+		if err := gateChange(im.tx.Q, im.p, f.Project, env); err != nil {
+			return err
+		}
 		variants, err := NormalizeVariants(fmt.Sprintf("featureEnvironments[%d].variants", i), VariantInputs(fe.Variants), DefaultedVariants)
 		if err != nil {
 			return err
@@ -560,6 +576,9 @@ func (im *importer) importFeature(i int, f store.Feature) (bool, error) {
 		if old.Project != f.Project {
 			return false, apierr.Validation("features[%d]: flag %q exists in project %q, not %q", i, f.Name, old.Project, f.Project)
 		}
+		if err := gateChange(im.tx.Q, im.p, f.Project); err != nil {
+			return false, err
+		}
 		f.PotentiallyStale = old.PotentiallyStale
 		if err = im.tx.UpdateFeature(f); err == nil {
 			err = im.tx.DeleteFeatureStrategies(f.Name)
@@ -581,6 +600,9 @@ func (im *importer) importStrategy(i int, f store.Feature, st stateStrategy, ext
 	}
 	if _, err := im.tx.FeatureEnvironment(f.Name, st.Environment); err != nil {
 		return apierr.Validation("featureStrategies[%d]: flag %q has no environment %q", i, f.Name, st.Environment)
+	}
+	if err := gateChange(im.tx.Q, im.p, f.Project, st.Environment); err != nil {
+		return err
 	}
 	at := fmt.Sprintf("featureStrategies[%d]", i)
 	if err := ValidateConstraints(at+".constraints", ConstraintInputs(st.Constraints)); err != nil {

@@ -105,6 +105,9 @@ func AddStrategy(tx *store.Tx, p *Principal, project, feature, env string, in St
 	if err := p.Require(PermCreateFeatureStrategy, project, env); err != nil {
 		return store.Strategy{}, err
 	}
+	if err := gateChange(tx.Q, p, project, env); err != nil {
+		return store.Strategy{}, err
+	}
 	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
 	if err != nil {
 		return store.Strategy{}, err
@@ -146,6 +149,9 @@ func UpdateStrategy(tx *store.Tx, p *Principal, project, feature, env, id string
 // loads it with the strategy id, for a change to that strategy.
 func strategyToChange(tx *store.Tx, p *Principal, perm, project, feature, env, id string) (FeatureEnv, store.Strategy, error) {
 	if err := p.Require(perm, project, env); err != nil {
+		return FeatureEnv{}, store.Strategy{}, err
+	}
+	if err := gateChange(tx.Q, p, project, env); err != nil {
 		return FeatureEnv{}, store.Strategy{}, err
 	}
 	sc, err := LoadFeatureEnv(tx.Q, project, feature, env, false)
@@ -231,6 +237,9 @@ type StrategyOrder struct {
 // as p, with one strategy-order-changed event.
 func ReorderStrategies(tx *store.Tx, p *Principal, project, feature, env string, orders []StrategyOrder) error {
 	if err := p.Require(PermUpdateFeatureStrategy, project, env); err != nil {
+		return err
+	}
+	if err := gateChange(tx.Q, p, project, env); err != nil {
 		return err
 	}
 	for i, o := range orders {

@@ -176,3 +176,9 @@ func lastChange(q store.Q, obj Versioned) (what, by string, err error) {
 	by, err = q.LastFeatureChangeBy(obj.Feature)
 	return "flag", by, err
 }
+
+// ValueVersion is the version of any stored value (a strategy, a flag
+// environment's variants, a flag's dependencies), computed as the flag's
+// and the segment's are: a change request records the version of what
+// each of its changes changes, and applying it compares them.
+func ValueVersion(v any) (string, error) { return versionOf(v) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bunting-flags/bunting/internal/changerequests"
 	"github.com/bunting-flags/bunting/internal/config"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
@@ -65,6 +66,8 @@ type Config struct {
 	// Usage says how SDK usage is kept before it is written, and how long
 	// SDK instances stay listed.
 	Usage usage.Config
+	// ChangeRequests holds the scheduler's timings (tests shorten them).
+	ChangeRequests changerequests.Config
 }
 
 // StreamingConfig bounds GET /api/client/streaming (sdkapi.StreamingConfig).
@@ -75,6 +78,7 @@ func DefaultConfig() Config {
 	var c Config
 	c.Signals = signals.DefaultConfig()
 	c.Integrations = integrations.DefaultConfig()
+	c.ChangeRequests = changerequests.DefaultConfig()
 	config.Defaults(c.Options())
 	return c
 }

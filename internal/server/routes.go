@@ -25,6 +25,7 @@ func (s *Server) routes() (http.Handler, []Route) {
 	s.admin.RegisterSignals(r)
 	s.addons.Register(r)
 	s.admin.RegisterAccess(r)
+	s.crAPI.Register(r)
 	s.sdk.Register(r)
 	s.sdk.RegisterOFREP(r)
 	s.accounts.Register(r)

@@ -16,10 +16,13 @@ import (
 	"github.com/bunting-flags/bunting/internal/rbac"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/changerequests"
+	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/integrations"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
+	"github.com/bunting-flags/bunting/internal/server/changerequestsapi"
 	"github.com/bunting-flags/bunting/internal/server/integrationsapi"
 	"github.com/bunting-flags/bunting/internal/server/opsapi"
 	"github.com/bunting-flags/bunting/internal/server/route"
@@ -59,6 +62,10 @@ type Server struct {
 	addons       *integrationsapi.API
 	// usage keeps what SDKs report and writes it in batches.
 	usage *usage.Service
+	// changeRequests runs change requests and applies scheduled ones;
+	// crAPI serves them.
+	changeRequests *changerequests.Service
+	crAPI          *changerequestsapi.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
 	// access loads what each principal may do.
@@ -93,6 +100,14 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s.addons = integrationsapi.New(s.integrations)
 	s.admin.SetInstance(adminapi.Instance{BaseURL: cfg.BaseURL, BasePath: cfg.BasePath})
+	if s.changeRequests, err = changerequests.New(cfg.ChangeRequests, st, log); err != nil {
+		return nil, err
+	}
+	s.crAPI = changerequestsapi.New(s.changeRequests)
+	s.admin.ChangeRequests = s.changeRequests
+	// The gate keeps protected environments to change requests on every
+	// surface; it reads its setting from the store it is given.
+	domain.SetChangeGate(changerequests.Gate{})
 	s.accounts = accounts.New(st, cfg.BasePath, cfg.BaseURL, acc)
 	if s.sso, err = s.newSSO(); err != nil {
 		return nil, err
@@ -123,6 +138,7 @@ func (s *Server) Run(ctx context.Context) {
 	go s.sdk.RunStreaming(ctx)
 	defer s.runSignals(ctx)()
 	defer s.runIntegrations(ctx)()
+	defer s.runChangeRequests(ctx)()
 	t := time.NewTicker(s.cfg.RevisionPollInterval)
 	defer t.Stop()
 	for {
@@ -258,5 +274,14 @@ func (s *Server) SSO() *sso.Service { return s.sso }
 func (s *Server) runIntegrations(ctx context.Context) (wait func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); s.integrations.Run(ctx) }()
+	return func() { <-done }
+}
+
+// runChangeRequests starts this instance's scheduler of change requests,
+// which stops when ctx ends, and returns a function that waits until it
+// has stopped (and given up its lease).
+func (s *Server) runChangeRequests(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.changeRequests.Run(ctx) }()
 	return func() { <-done }
 }

@@ -35,6 +35,7 @@ func (h *Handler) routes() {
 	h.signalRoutes()
 	h.integrationRoutes()
 	h.accessRoutes()
+	h.changeRequestRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
@@ -74,6 +75,8 @@ type flagRow struct {
 	} `json:"tags"`
 	// Cells are the switches in the table's environment columns.
 	Cells []flagCell `json:"-"`
+	// Pending are the open change requests that change the flag.
+	Pending []int64 `json:"-"`
 }
 
 // flagCell is a flag's switch in one environment column.
@@ -127,6 +130,11 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 	}
+	review, err := h.listReview(r, s, list.Features)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
 	pageURL := func(off int) string {
 		p := url.Values{}
 		for k, v := range params {
@@ -148,7 +156,8 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	data := map[string]any{
 		"Flags": list.Features, "Total": list.Total, "Environments": list.Environments, "Projects": list.Projects, "Types": list.Types,
-		"From": min(offset+1, list.Total), "To": offset + len(list.Features),
+		"Review": review,
+		"From":   min(offset+1, list.Total), "To": offset + len(list.Features),
 	}
 	if offset > 0 {
 		data["Prev"] = pageURL(max(offset-flagsPerPage, 0))
@@ -252,6 +261,11 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
+	review, err := h.flagReview(r, s, project, name)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
 	segmentNames := map[string]string{}
 	for _, sg := range segments.Segments {
 		segmentNames[fmt.Sprint(sg["id"])] = fmt.Sprint(sg["name"])
@@ -261,6 +275,7 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		"Segments": segments.Segments, "SegmentNames": segmentNames, "StrategyTypes": strategies.Strategies, "ContextFields": fields,
 		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": diffEvents(events.Events), "Operators": operators,
 		"Chart": exposureChart(usage), "Applications": apps, "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
+		"Review": review,
 	}})
 }
 

@@ -137,11 +137,15 @@ func (h *Handler) playground(w http.ResponseWriter, r *http.Request, s *session)
 	data := map[string]any{
 		"Builtins": pgBuiltins, "Known": known, "Free": free, "Environments": envs.Environments, "Environment": env,
 		"Projects": projects.Projects, "Chosen": chosen, "Show": q.Get("show"), "Ran": q.Get("environment") != "",
+		"ChangeRequest": q.Get("changeRequest"),
 	}
 	if q.Get("environment") != "" {
 		body := map[string]any{"environment": env, "projects": "*", "context": ctx}
 		if len(chosen) > 0 {
 			body["projects"] = chosen
+		}
+		if cr, err := strconv.ParseInt(q.Get("changeRequest"), 10, 64); err == nil {
+			body["changeRequest"] = cr
 		}
 		var answer adminapi.PlaygroundResponse
 		err := h.call(r, s, "POST", "/api/admin/playground", body, &answer)

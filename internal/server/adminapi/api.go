@@ -21,6 +21,9 @@ type API struct {
 	signals  *signals.Service
 	usage    *usage.Service
 	instance Instance
+	// ChangeRequests lets the playground evaluate as if a change request
+	// were applied (nil: not offered).
+	ChangeRequests ChangeRequestPreviewer
 }
 
 // New builds the admin API on st; sg serves the signal and action routes,

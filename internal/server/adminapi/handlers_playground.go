@@ -1,15 +1,18 @@
 package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
+	"strconv"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
+	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
@@ -23,8 +26,9 @@ import (
 // playgroundRequest is the body: {"environment", "projects", "context"}.
 // The context is read by the frontend API's parser (wire.ParsePostBody).
 type playgroundRequest struct {
-	Environment string          `json:"environment"`
-	Projects    json.RawMessage `json:"projects"`
+	Environment   string          `json:"environment"`
+	Projects      json.RawMessage `json:"projects"`
+	ChangeRequest *int64          `json:"changeRequest"`
 }
 
 // PlaygroundInput is the request as understood, echoed in the answer.
@@ -32,6 +36,9 @@ type PlaygroundInput struct {
 	Environment string         `json:"environment"`
 	Projects    any            `json:"projects"`
 	Context     map[string]any `json:"context"`
+	// ChangeRequest evaluates as if that open change request were applied
+	// (also ?changeRequest={id}); nothing is changed.
+	ChangeRequest *int64 `json:"changeRequest,omitempty"`
 }
 
 // PlaygroundResponse is the playground's answer (the web UI decodes it
@@ -143,7 +150,23 @@ func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
 	if req.Environment == "" {
 		return apierr.Validation("The `environment` property is required: the environment whose flags to evaluate.")
 	}
-	data, err := s.store.ClientData(s.store.Q(r.Context()))
+	crID, err := playgroundChangeRequest(r, req.ChangeRequest)
+	if err != nil {
+		return err
+	}
+	var data *store.ClientData
+	read := func(q store.Q) (err error) {
+		data, err = s.store.ClientData(q)
+		return err
+	}
+	if crID != nil {
+		if s.ChangeRequests == nil {
+			return apierr.Validation("Change requests are not available on this server.")
+		}
+		err = s.ChangeRequests.Preview(r.Context(), domain.PrincipalFrom(r.Context()), "", *crID, read)
+	} else {
+		err = read(s.store.Q(r.Context()))
+	}
 	if err != nil {
 		return err
 	}
@@ -154,7 +177,7 @@ func (s *API) playground(w http.ResponseWriter, r *http.Request) error {
 	if ctx.Environment == "" {
 		ctx.Environment = req.Environment
 	}
-	out := PlaygroundResponse{Input: PlaygroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx)}, Features: []PlaygroundFeature{}}
+	out := PlaygroundResponse{Input: PlaygroundInput{Environment: req.Environment, Projects: echo, Context: contextJSON(&ctx), ChangeRequest: crID}, Features: []PlaygroundFeature{}}
 	if len(projects) > 0 {
 		caller := domain.PrincipalFrom(r.Context())
 		for i := range snap.Len() {
@@ -253,4 +276,27 @@ func playgroundConstraints(cs []engine.ConstraintExplanation) []PlaygroundConstr
 		}
 	}
 	return out
+}
+
+// playgroundChangeRequest reads the change request to evaluate as if
+// applied: the body's changeRequest or the changeRequest query parameter.
+func playgroundChangeRequest(r *http.Request, body *int64) (*int64, error) {
+	v := r.URL.Query().Get("changeRequest")
+	if v == "" {
+		if body != nil && *body < 1 {
+			return nil, apierr.Validation("The `changeRequest` property must be a change request id (a positive whole number); you sent %d.", *body)
+		}
+		return body, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		return nil, apierr.Validation("The `changeRequest` query parameter must be a change request id (a positive whole number); you sent %q.", v)
+	}
+	return &id, nil
+}
+
+// ChangeRequestPreviewer evaluates reads as if a change request were
+// applied, then rolls everything back (internal/changerequests).
+type ChangeRequestPreviewer interface {
+	Preview(ctx context.Context, p *domain.Principal, project string, id int64, read func(q store.Q) error) error
 }

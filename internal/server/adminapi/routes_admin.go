@@ -16,7 +16,7 @@ func (s *API) Register(r route.Registrar) {
 	r.Admin("GET /api/admin/feature-types", "", s.listFeatureTypes,
 		api("Feature types", "List feature types", 200, nil, featureTypeList{}))
 	r.Admin("POST /api/admin/playground", "", s.playground, withJSON,
-		api("Playground", "Evaluate every flag of an environment for a context and say why: each strategy's, constraint's and segment's result, dependencies, the variant", 200, PlaygroundInput{}, PlaygroundResponse{}))
+		api("Playground", "Evaluate every flag of an environment for a context and say why: each strategy's, constraint's and segment's result, dependencies, the variant; with changeRequest (body or ?changeRequest={id}), as if that open change request were applied", 200, PlaygroundInput{}, PlaygroundResponse{}))
 	r.Admin("GET /api/admin/events", domain.PermAdmin, s.listEvents,
 		api("Events", "Last 100 events, or all of one project", 200, nil, eventList{}))
 	r.Admin("POST /api/admin/events/search", "", s.searchEvents, withJSON,

@@ -17,11 +17,56 @@
     return null;
   }
 
+  // reviewEnvs are the environments where changes need a change request,
+  // by project, as the page says (#review-envs).
+  function reviewEnvs() {
+    const el = document.getElementById("review-envs");
+    try { return el ? JSON.parse(el.dataset.review || "{}") || {} : {}; } catch (e) { return {}; }
+  }
+
+  // asChange turns a direct change of a flag in an environment where
+  // change requests are on into a change of the visitor's draft: the
+  // admin route's body becomes the change's payload ("Review required").
+  // It returns null for every other call.
+  function asChange(method, url, body) {
+    const m = /\/api\/admin\/projects\/([^/]+)\/features\/([^/?]+)(\/[^?]*)?$/.exec(url.split("?")[0]);
+    if (!m) return null;
+    const project = decodeURIComponent(m[1]), feature = decodeURIComponent(m[2]), rest = m[3] || "";
+    const envs = reviewEnvs()[project] || [];
+    if (!envs.length) return null;
+    let env = envs[0], action = null, payload;
+    const e = /^\/environments\/([^/]+)(\/.*)?$/.exec(rest);
+    if (e) {
+      env = decodeURIComponent(e[1]);
+      if (!envs.includes(env)) return null;
+      const tail = e[2] || "";
+      const strategy = /^\/strategies\/([^/]+)$/.exec(tail);
+      if (method === "POST" && (tail === "/on" || tail === "/off")) { action = "updateEnabled"; payload = { enabled: tail === "/on" }; }
+      else if (method === "POST" && tail === "/strategies") { action = "addStrategy"; payload = body; }
+      else if (method === "POST" && tail === "/strategies/set-sort-order") { action = "reorderStrategy"; payload = body; }
+      else if (method === "PUT" && strategy && strategy[1] !== "set-sort-order") { action = "updateStrategy"; payload = Object.assign({}, body, { id: decodeURIComponent(strategy[1]) }); }
+      else if (method === "DELETE" && strategy) { action = "deleteStrategy"; payload = { id: decodeURIComponent(strategy[1]) }; }
+      else if (method === "PUT" && tail === "/variants") { action = "patchVariant"; payload = { variants: body }; }
+      else return null;
+    } else if (method === "DELETE" && rest === "") { action = "archiveFeature"; }
+    else if (method === "POST" && rest === "/dependencies") { action = "addDependency"; payload = body; }
+    else if (method === "DELETE" && /^\/dependencies(\/[^/]+)?$/.test(rest)) {
+      action = "deleteDependency";
+      const parent = rest.split("/")[2];
+      if (parent) payload = { feature: decodeURIComponent(parent) };
+    } else return null;
+    const change = { feature, action };
+    if (payload !== undefined) change.payload = payload;
+    return { url: base + "/api/admin/projects/" + encodeURIComponent(project) + "/environments/" + encodeURIComponent(env) + "/change-requests", change };
+  }
+
   // api makes one admin API call. A change to a flag or segment that the
   // page shows carries its version as If-Match, so that the server refuses
   // it (412) if someone else changed the object meanwhile; a successful
   // change answers with the new version, which the page keeps.
   async function api(method, url, body) {
+    const draft = method === "GET" ? null : asChange(method, url, body);
+    if (draft) { method = "POST"; url = draft.url; body = draft.change; }
     const headers = { "X-CSRF-Token": meta("csrf-token"), "Accept": "application/json" };
     const init = { method, headers, credentials: "same-origin" };
     const version = method === "GET" ? null : versionFor(url);
@@ -38,7 +83,14 @@
     if (res.status === 401 && !url.endsWith("/auth/simple/login")) {
       location.href = base + "/login?next=" + encodeURIComponent(location.pathname + location.search);
     }
-    return { ok: res.ok, status: res.status, data };
+    return { ok: res.ok, status: res.status, data, drafted: !!draft };
+  }
+
+  // drafted tells that a change went into the visitor's draft, and shows
+  // the page again with its banner.
+  function drafted(r) {
+    sessionStorage.setItem("bunting-toast", "Added to your draft change request #" + (r.data && r.data.id) + " in " + (r.data && r.data.environment) + ": it applies once another person approves it.");
+    location.reload();
   }
 
   function message(r) {
@@ -72,6 +124,7 @@
     if (t === "list") return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
     if (t === "json") return v === "" ? SKIP : JSON.parse(v);
     if (t === "date") return v === "" ? SKIP : v + "T23:59:59Z"; // the end of that day, UTC
+    if (t === "datetime") return v === "" ? SKIP : new Date(v).toISOString(); // the browser's local time
     return v;
   }
 
@@ -280,6 +333,7 @@
     try {
       const r = await api(form.dataset.method || "POST", url, body);
       if (!r.ok) { failed(r, form); return; }
+      if (r.drafted) { drafted(r); return; }
       then(form.dataset.then, r, form);
     } finally {
       if (button) button.disabled = false;
@@ -299,6 +353,7 @@
       }
       const r = await api(el.dataset.method || "POST", el.dataset.call, body);
       if (!r.ok) { failed(r); return; }
+      if (r.drafted) { drafted(r); return; }
       if (el.dataset.refocus) sessionStorage.setItem("bunting-refocus", el.dataset.refocus);
       then(el.dataset.then, r);
     } else if (el.hasAttribute("data-reload-keeping")) {
@@ -342,7 +397,7 @@
       el.disabled = true;
       const r = await api("POST", el.dataset.switch + (on ? "/on" : "/off"));
       el.disabled = false;
-      if (!r.ok) { el.checked = !on; failed(r); }
+      if (!r.ok) { el.checked = !on; failed(r); } else if (r.drafted) { el.checked = !on; drafted(r); }
     } else if (el.dataset && el.dataset.putField) {
       const r = await api("PUT", el.dataset.url, { [el.dataset.putField]: el.value });
       if (r.ok) toast("Saved."); else failed(r);
@@ -411,6 +466,9 @@
 
   function init() {
     restoreInput();
+    const note = sessionStorage.getItem("bunting-toast");
+    sessionStorage.removeItem("bunting-toast");
+    if (note) toast(note);
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
     document.querySelectorAll("[data-shows]").forEach(shownFor);
     // After a reload a button asked for, focus returns to it (or the first
