@@ -156,8 +156,7 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	data := map[string]any{
 		"Flags": list.Features, "Total": list.Total, "Environments": list.Environments, "Projects": list.Projects, "Types": list.Types,
-		"Review": review,
-		"From":   min(offset+1, list.Total), "To": offset + len(list.Features),
+		"Review": review, "From": min(offset+1, list.Total), "To": offset + len(list.Features),
 	}
 	if offset > 0 {
 		data["Prev"] = pageURL(max(offset-flagsPerPage, 0))
