@@ -12,12 +12,12 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/frontend"
 	"github.com/bunting-flags/bunting/internal/httpjson"
-	"github.com/bunting-flags/bunting/proxy"
 )
 
-// frontendAPI serves /api/frontend with the proxy package's evaluation
-// handler, from engine snapshots compiled out of the client API's
+// frontendAPI serves /api/frontend with the evaluation handler the proxy
+// mounts too (internal/frontend), from engine snapshots compiled out of the client API's
 // in-memory snapshot: one per token environment and project scope, rebuilt
 // when the client snapshot changes.
 type frontendAPI struct {
@@ -32,8 +32,8 @@ type frontendAPI struct {
 
 func newFrontendAPI(s *API) *frontendAPI {
 	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}}
-	h := proxy.NewFrontendHandler(proxy.FrontendOptions{
-		Snapshot: f.snapshot, EnableAll: true, Complete: completeFrontendContext,
+	h := frontend.New(frontend.Options{
+		Snapshot: f.snapshot, EnableAllEndpoint: true, Complete: completeFrontendContext,
 		MaxBodyBytes: s.cfg.BodyLimit, Logger: s.log,
 	})
 	f.handler = http.StripPrefix("/api/frontend", h)
