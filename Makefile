@@ -86,6 +86,10 @@ bench-server: ## Benchmark the flag server: toggles with their events, events se
 bench-load: ## Load-benchmark the proxy and the server client API next to replay baselines on loopback (LOADFLAGS="-duration 4s")
 	cd loadtest && $(GO) run . $(LOADFLAGS)
 
+.PHONY: bench-large
+bench-large: ## Benchmark the server with 20,000 flags: start-up to /ready, RSS after the first reads, one-flag change → served (LARGEFLAGS="-flags 20000")
+	cd loadtest && $(GO) run ./largeconfig $(LARGEFLAGS)
+
 .PHONY: options-doc
 options-doc: ## Regenerate the README's option tables from the commands' option tables
 	$(GO) generate ./internal/cli

@@ -61,6 +61,11 @@ type Options struct {
 	// WriteBody sends an answer's body after its headers (the proxy sends
 	// large ones in one system call); nil means w.Write.
 	WriteBody func(w http.ResponseWriter, r *http.Request, body []byte)
+	// ConfigVersion, when set, identifies a snapshot's configuration (equal
+	// configurations, equal versions, across processes) for a host whose
+	// snapshots do not keep their payload; nil means a digest of the
+	// payload, or a number of this process when there is none.
+	ConfigVersion func(s *engine.Snapshot) uint64
 }
 
 // Handler serves OFREP's endpoints (see the package documentation).
@@ -152,6 +157,9 @@ func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
 			}
 		}
 		e := newEncoding(s)
+		if h.opts.ConfigVersion != nil {
+			e.version = h.opts.ConfigVersion(s)
+		}
 		next := []*encoding{e}
 		if cur != nil {
 			next = append(next, (*cur)[:min(len(*cur), 15)]...)

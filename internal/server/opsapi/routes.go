@@ -6,7 +6,7 @@ import "github.com/bunting-flags/bunting/internal/server/route"
 // readiness, Prometheus metrics and the API documentation.
 func (o *Ops) Register(r route.Registrar) {
 	r.Public("GET /health", o.health)
-	r.Public("GET /ready", o.health)
+	r.Public("GET /ready", o.ready)
 	r.Public("GET /internal-backstage/health", o.health)
 	r.Public("GET /internal-backstage/prometheus", o.prometheusMetrics)
 	r.Public("GET /docs/openapi.json", o.openAPIJSON)

@@ -2,7 +2,6 @@ package sdkapi
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -87,19 +86,19 @@ func (s *API) knownUsage(r *http.Request, toggles map[string]reportedToggle) (ma
 	if len(toggles) == 0 {
 		return usage, nil
 	}
-	cs, err := s.client.snapshot(r)
+	cs, err := s.client.config(r)
 	if err != nil {
 		return nil, err
 	}
 	p := domain.PrincipalFrom(r.Context())
 	for name, t := range toggles {
-		flag := cs.flag(p.Environment, name)
-		if flag == nil || !p.CanSeeProject(flag.withSegments.Project) {
+		flag := cs.Lookup(p.Environment, name)
+		if flag == nil || !p.CanSeeProject(flag.Project) {
 			continue
 		}
 		u := store.FlagUsage{Yes: t.Yes, No: t.No}
 		for v, n := range t.Variants {
-			if hasVariant(flag, v) {
+			if flag.HasVariant(v) {
 				if u.Variants == nil {
 					u.Variants = map[string]int64{}
 				}
@@ -109,46 +108,4 @@ func (s *API) knownUsage(r *http.Request, toggles map[string]reportedToggle) (ma
 		usage[name] = u
 	}
 	return usage, nil
-}
-
-// flag finds a flag of the snapshot in env; a token for every environment
-// ("*") sees a flag of any environment.
-func (cs *clientSnapshot) flag(env, name string) *clientFlag {
-	find := func(flags []clientFlag) *clientFlag {
-		i, ok := slices.BinarySearchFunc(flags, name, func(f clientFlag, n string) int { return strings.Compare(f.withSegments.Name, n) })
-		if !ok {
-			return nil
-		}
-		return &flags[i]
-	}
-	if env != "*" && env != "" {
-		return find(cs.byEnv[env])
-	}
-	for _, flags := range cs.byEnv {
-		if f := find(flags); f != nil {
-			return f
-		}
-	}
-	return nil
-}
-
-// hasVariant reports whether v names one of the flag's variants (of the
-// environment or of a strategy) or the "disabled" fallback.
-func hasVariant(f *clientFlag, v string) bool {
-	if v == "disabled" {
-		return true
-	}
-	for _, fv := range f.withSegments.Variants {
-		if fv.Name == v {
-			return true
-		}
-	}
-	for _, st := range f.withSegments.Strategies {
-		for _, sv := range st.Variants {
-			if sv.Name == v {
-				return true
-			}
-		}
-	}
-	return false
 }
