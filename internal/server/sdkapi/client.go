@@ -295,8 +295,8 @@ var (
 // materializeMax is the largest answer kept whole in memory (with its
 // gzip encoding); a larger one is written from the configuration's
 // fragments on each request and compressed in chunks, so that a large
-// configuration is held once.
-const materializeMax = 4 << 20
+// configuration is held once. (A variable for tests.)
+var materializeMax = 4 << 20
 
 // clientResponse is one GET /api/client/features answer: `{"version":2,
 // "features":[` (featuresHead), the flags' JSON separated by commas, then
@@ -439,11 +439,18 @@ func (s *API) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	writeClientFeatures(w, r, res)
+	return nil
+}
+
+// writeClientFeatures sends res: 304 to a matching If-None-Match, else
+// the body, gzipped when the client accepts it.
+func writeClientFeatures(w http.ResponseWriter, r *http.Request, res *clientResponse) {
 	h := w.Header()
 	httpgzip.AddVary(h)
 	if r.Header.Get("If-None-Match") == res.etag {
 		w.WriteHeader(http.StatusNotModified)
-		return nil
+		return
 	}
 	h.Set("ETag", res.etag)
 	h.Set("Content-Type", "application/json; charset=utf-8")
@@ -469,7 +476,6 @@ func (s *API) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	default:
 		_ = httpgzip.WriteGzip(w, res.gz())
 	}
-	return nil
 }
 
 func (s *API) clientFeature(w http.ResponseWriter, r *http.Request) error {
