@@ -15,8 +15,10 @@ package clientconfig
 
 import (
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -255,18 +257,28 @@ func merge(old []*Flag, replaced map[string]bool, fresh []*Flag) []*Flag {
 }
 
 // encode shapes and encodes the flags of d, per environment, sorted by
-// name.
+// name; large configurations are encoded on every core.
 func (c *Config) encode(d *store.ClientData) map[string][]*Flag {
 	out := map[string][]*Flag{}
+	var wg sync.WaitGroup
 	for env, entries := range shape(d, false) {
 		flags := make([]*Flag, len(entries))
-		for i := range entries {
-			flags[i] = c.newFlag(&entries[i])
-		}
 		out[env] = flags
+		step := max(encodeBatch, len(entries)/runtime.GOMAXPROCS(0)+1)
+		for lo := 0; lo < len(entries); lo += step {
+			wg.Go(func() {
+				for i := lo; i < min(lo+step, len(entries)); i++ {
+					flags[i] = c.newFlag(&entries[i])
+				}
+			})
+		}
 	}
+	wg.Wait()
 	return out
 }
+
+// encodeBatch is the fewest flags a goroutine encodes.
+const encodeBatch = 1024
 
 func (c *Config) newFlag(e *entry) *Flag {
 	f := &Flag{Name: e.feature.Name, Project: e.feature.Project}

@@ -106,6 +106,7 @@ type snapshotState struct {
 	snap    *engine.Snapshot
 	enc     *wire.Encoding
 	counter Counter
+	answers answerCache
 }
 
 // cacheSize is how many snapshots' encodings are kept by default.
@@ -295,14 +296,21 @@ func respondNamed(w http.ResponseWriter, r *http.Request, st *snapshotState, ctx
 func respondEveryFlag(w http.ResponseWriter, r *http.Request, st *snapshotState, ctx *engine.Context, withDisabled bool) {
 	ip := idsPool.Get().(*[]engine.VariantID)
 	ids := st.snap.EvaluateAllIDs(ctx, (*ip)[:0])
-	bp := bufPool.Get().(*[]byte)
-	buf := st.enc.AppendToggles((*bp)[:0], ids, withDisabled)
 	if st.counter != nil {
 		st.counter.RecordIDs(ids)
 	}
-	wire.WriteJSON(w, r, buf, st.enc.ETag(len(buf), ids, withDisabled), true)
+	hash := st.enc.OutcomeHash(ids, withDisabled)
+	if a := st.answers.get(hash, ids, withDisabled); a != nil {
+		wire.WriteJSON(w, r, a.body, a.etag, true)
+	} else {
+		bp := bufPool.Get().(*[]byte)
+		buf := st.enc.AppendToggles((*bp)[:0], ids, withDisabled)
+		etag := wire.OutcomeETag(len(buf), hash)
+		st.answers.offer(hash, ids, withDisabled, buf, etag)
+		wire.WriteJSON(w, r, buf, etag, true)
+		*bp = buf[:0]
+		bufPool.Put(bp)
+	}
 	*ip = ids[:0]
 	idsPool.Put(ip)
-	*bp = buf[:0]
-	bufPool.Put(bp)
 }
