@@ -160,6 +160,10 @@ func run(n, changes int, bin, dir string) error {
 	}
 	slices.Sort(lat)
 	rssAfter, peakAfter := srv.mem()
+	builds, err := buildMetrics(srv.addr)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("| Large configuration (%d flags, SQLite) | Figure |\n|---|---:|\n", n)
 	fmt.Printf("| start → /health 200 | %v |\n", health.Round(time.Millisecond))
@@ -171,7 +175,47 @@ func run(n, changes int, bin, dir string) error {
 			lat[len(lat)/2].Round(100*time.Microsecond), lat[len(lat)-1].Round(100*time.Microsecond))
 	}
 	fmt.Printf("| RSS after the changes (peak) | %.1f MB (%.1f MB) |\n", mb(rssAfter), mb(peakAfter))
+	for _, kind := range []string{"full", "changed"} {
+		if b := builds[kind]; b.count > 0 {
+			fmt.Printf("| configuration builds, %s (the server's own timing, loading included): count, mean | %d, %v |\n",
+				kind, b.count, time.Duration(b.seconds/float64(b.count)*float64(time.Second)).Round(100*time.Microsecond))
+		}
+	}
 	return nil
+}
+
+// buildStat is one kind of the server's configuration builds.
+type buildStat struct {
+	count   int
+	seconds float64
+}
+
+// buildMetrics reads bunting_client_config_build_seconds from the
+// server's Prometheus endpoint, by kind (the metric is absent before
+// this change: the map is then empty).
+func buildMetrics(addr string) (map[string]buildStat, error) {
+	res, err := get(addr, "/internal-backstage/prometheus", "", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]buildStat{}
+	for line := range strings.SplitSeq(string(res.body), "\n") {
+		for suffix, set := range map[string]func(*buildStat, float64){
+			"_sum":   func(b *buildStat, v float64) { b.seconds = v },
+			"_count": func(b *buildStat, v float64) { b.count = int(v) },
+		} {
+			rest, ok := strings.CutPrefix(line, "bunting_client_config_build_seconds"+suffix+`{kind="`)
+			kind, value, found := strings.Cut(rest, `"} `)
+			if !ok || !found {
+				continue
+			}
+			v, _ := strconv.ParseFloat(value, 64)
+			b := out[kind]
+			set(&b, v)
+			out[kind] = b
+		}
+	}
+	return out, nil
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
