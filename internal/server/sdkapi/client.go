@@ -498,8 +498,7 @@ func (s *API) clientFeature(w http.ResponseWriter, r *http.Request) error {
 
 // chunkCache keeps the deflated chunks of large answers: consecutive runs
 // of flags whose boundaries depend on the flags' names only, so that a
-// change to one flag leaves the other chunks as they were. Chunks not used
-// since the configuration before the current one are dropped.
+// change to one flag leaves the other chunks as they were.
 type chunkCache struct {
 	mu        sync.Mutex
 	cur, prev map[uint64]httpgzip.Piece
@@ -515,10 +514,13 @@ const (
 )
 
 // nextGeneration starts a new configuration: chunks not used since the
-// one before are dropped.
+// last configuration that used any are dropped (so a few changes in a row
+// without a gzip request in between keep them).
 func (cc *chunkCache) nextGeneration() {
 	cc.mu.Lock()
-	cc.prev, cc.cur = cc.cur, map[uint64]httpgzip.Piece{}
+	if len(cc.cur) > 0 {
+		cc.prev, cc.cur = cc.cur, map[uint64]httpgzip.Piece{}
+	}
 	cc.mu.Unlock()
 }
 
