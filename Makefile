@@ -152,7 +152,7 @@ test: postgres-check node-deps browser-deps lint ## Run everything CI runs, Post
 	$(GO) test -count=1 -v -run='^TestClientSpecification$$' ./engine
 	$(GO) test -count=1 -race -timeout 20m ./engine/...
 	$(GO) test -count=1 -race -timeout 5m ./internal/scripts/...
-	$(GO) test -count=1 -race -timeout 5m ./proxy/... ./internal/upstream/...
+	$(GO) test -count=1 -race -timeout 5m ./proxy/... ./internal/upstream/... ./internal/wire/... ./internal/frontend/... ./internal/clientconfig/...
 	$(GO) test -count=1 -race -timeout 10m -skip '$(RACE_STORE_SKIP)' ./internal/stream/... ./internal/store/...
 	$(GO) test -count=1 -race -timeout 10m -run '^($(RACE_SIGNALS)|$(RACE_SERVER))$$' ./internal/signals/ ./internal/server/
 	$(GO) test -run='^$$' -fuzz='^FuzzEvaluate$$' -fuzztime=$(FUZZTIME) ./engine
@@ -192,6 +192,10 @@ bench-server: ## Benchmark the flag server: toggles with their events, events se
 .PHONY: bench-load
 bench-load: ## Load-benchmark the proxy, the server client API and SDK usage reports next to replay baselines on loopback (LOADFLAGS="-duration 4s"; TEST_POSTGRES_URL adds PostgreSQL)
 	cd loadtest && $(GO) run . $(LOADFLAGS)
+
+.PHONY: bench-large
+bench-large: ## Benchmark the server with 20,000 flags: start-up to /ready, RSS after the first reads, one-flag change → served (LARGEFLAGS="-flags 20000")
+	cd loadtest && $(GO) run ./largeconfig $(LARGEFLAGS)
 
 .PHONY: options-doc
 options-doc: ## Regenerate the README's option tables from the commands' option tables

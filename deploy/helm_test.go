@@ -228,7 +228,7 @@ func TestChart(t *testing.T) {
 			t.Errorf("server: replicas %v, strategy %q: want 1 and Recreate on SQLite", d.Spec.Replicas, d.Spec.Strategy.Type)
 		}
 		c := checkPod(t, "server", d, []string{"/data", "/tmp"})
-		if httpPath(c.LivenessProbe) != "/health" || httpPath(c.ReadinessProbe) != "/ready" || httpPath(c.StartupProbe) != "/health" {
+		if httpPath(c.LivenessProbe) != "/health" || httpPath(c.ReadinessProbe) != "/health" || httpPath(c.StartupProbe) != "/health" {
 			t.Errorf("server probes: liveness %q, readiness %q, startup %q", httpPath(c.LivenessProbe), httpPath(c.ReadinessProbe), httpPath(c.StartupProbe))
 		}
 		if _, ok := envNames(c)["DATABASE_URL"]; ok {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -160,30 +159,6 @@ type Bootstrap struct {
 	// Authorization is sent as the Authorization header
 	// (EXP_BOOTSTRAP_AUTHORIZATION).
 	Authorization string
-}
-
-// TrustProxy says which peers may set X-Forwarded-For.
-type TrustProxy struct {
-	// All trusts every peer: the left-most forwarded address wins.
-	All bool
-	// Prefixes are the trusted peers; the chain is walked from the right
-	// past trusted addresses.
-	Prefixes []netip.Prefix
-}
-
-// Enabled reports whether any peer is trusted.
-func (t TrustProxy) Enabled() bool { return t.All || len(t.Prefixes) > 0 }
-
-func (t TrustProxy) trusts(a netip.Addr) bool {
-	if t.All {
-		return true
-	}
-	for _, p := range t.Prefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // DefaultConfig returns the defaults of every option (those of Options);
@@ -396,40 +371,4 @@ func parseLogLevel(v string) (slog.Level, error) {
 		return slog.LevelError + 4, nil
 	}
 	return 0, errors.New("not one of debug, info, warn, error, fatal")
-}
-
-// namedRanges are the names Express accepts for trustProxy.
-var namedRanges = map[string][]string{
-	"loopback":    {"127.0.0.1/8", "::1/128"},
-	"linklocal":   {"169.254.0.0/16", "fe80::/10"},
-	"uniquelocal": {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"},
-}
-
-func parseTrustProxy(v string) (TrustProxy, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true":
-		return TrustProxy{All: true}, nil
-	case "false", "":
-		return TrustProxy{}, nil
-	}
-	var t TrustProxy
-	for _, item := range config.SplitList(v) {
-		if names, ok := namedRanges[strings.ToLower(item)]; ok {
-			for _, n := range names {
-				t.Prefixes = append(t.Prefixes, netip.MustParsePrefix(n).Masked())
-			}
-			continue
-		}
-		if p, err := netip.ParsePrefix(item); err == nil {
-			t.Prefixes = append(t.Prefixes, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(item)
-		if err != nil {
-			return TrustProxy{}, fmt.Errorf("%q is not true, false, an IP address, a CIDR or loopback/linklocal/uniquelocal", item)
-		}
-		a = a.Unmap()
-		t.Prefixes = append(t.Prefixes, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return t, nil
 }

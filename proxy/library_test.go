@@ -92,8 +92,8 @@ func TestFrontendHandlerMountedElsewhere(t *testing.T) {
 			}
 			return snap, nil
 		},
-		EnableAll: true,
-		Usage:     usage,
+		EnableAllEndpoint: true,
+		Counter:           usage.Counter,
 		Complete: func(r *http.Request, ctx *engine.Context) error {
 			calls.Add(1)
 			ctx.AppName = "server"

@@ -2,13 +2,13 @@ package proxy
 
 import (
 	"context"
-	"github.com/bunting-flags/bunting/proxy/wire"
 	"net/http"
 	"strings"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/ofrep"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // routeOFREP is the metrics route label of the OpenFeature endpoints.
@@ -29,22 +29,14 @@ func (p *Proxy) newOFREP() {
 			}
 			return "", apierr.Unauthenticated("Unauthorized: send a valid client key in the %q header, as \"Authorization: Bearer <key>\" or as X-API-Key", p.cfg.ClientKeysHeaderName)
 		},
-		Snapshot: func(r *http.Request, _ string) (*engine.Snapshot, error) { return p.currentSnapshot(r) },
-		Complete: p.completeContext,
-		RecordAll: func(s *engine.Snapshot, ids []engine.VariantID) {
-			if st := p.frontend.state(s); st.usage != nil {
-				st.usage.recordIDs(ids)
-			}
-		},
-		Record: func(s *engine.Snapshot, res engine.Result) {
-			if st := p.frontend.state(s); st.usage != nil {
-				st.usage.record([]engine.Result{res})
-			}
-		},
-		MaxBodyBytes: p.cfg.MaxBodyBytes,
-		Logger:       p.log,
-		Changes:      func(context.Context, string) <-chan struct{} { return p.ofrepChanges.Wait() },
-		WriteBody:    wire.WriteCoalesced,
+		Snapshot:        func(r *http.Request, _ string) (*engine.Snapshot, error) { return p.currentSnapshot(r) },
+		Complete:        p.completeContext,
+		RecordEveryFlag: func(s *engine.Snapshot, ids []engine.VariantID) { p.frontend.Counter(s).RecordIDs(ids) },
+		Record:          func(s *engine.Snapshot, res engine.Result) { p.frontend.Counter(s).Record([]engine.Result{res}) },
+		MaxBodyBytes:    p.cfg.MaxBodyBytes,
+		Logger:          p.log,
+		Changes:         func(context.Context, string) <-chan struct{} { return p.ofrepChanges.Wait() },
+		WriteBody:       wire.WriteCoalesced,
 	})
 }
 

@@ -28,11 +28,12 @@ import (
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/frontend"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/ofrep"
 	"github.com/bunting-flags/bunting/internal/upstream"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // Version is reported upstream as part of the SDK version.
@@ -115,7 +116,7 @@ type Proxy struct {
 	started    time.Time
 	instanceID string
 
-	frontend  *FrontendHandler
+	frontend  *frontend.Handler
 	routes    *routeIndex
 	handler   http.Handler
 	docs      http.Handler
@@ -189,14 +190,14 @@ func New(cfg Config, opts ...Option) (*Proxy, error) {
 		hc = upstream.NewHTTPClient(cfg.HTTPOptions.RejectUnauthorized)
 	}
 	p.upstream = upstream.New(p.upstreamConfig(), hc)
-	p.frontend = NewFrontendHandler(FrontendOptions{
-		Snapshot:     p.currentSnapshot,
-		EnableAll:    cfg.EnableAllEndpoint,
-		Usage:        p.usage,
-		Complete:     p.completeContext,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Logger:       p.log,
-		snapshots:    servedSnapshots,
+	p.frontend = frontend.New(frontend.Options{
+		Snapshot:          p.currentSnapshot,
+		EnableAllEndpoint: cfg.EnableAllEndpoint,
+		Counter:           p.usage.Counter,
+		Complete:          p.completeContext,
+		MaxBodyBytes:      cfg.MaxBodyBytes,
+		Logger:            p.log,
+		Snapshots:         servedSnapshots,
 	})
 	p.routes = newRouteIndex(cfg.ProxyBasePath, routeTable)
 	p.metrics = newPromMetrics(s.registry, p.routes)
@@ -290,7 +291,7 @@ var errNotReady = apierr.Unavailable("The Unleash Proxy has not connected to the
 func (p *Proxy) install(s *engine.Snapshot, source string) {
 	// The frontend's encodings are built from the payload, so before it
 	// may be released.
-	p.frontend.state(s)
+	p.frontend.Prepare(s)
 	if !p.servesPayload() {
 		releasePayload(s)
 	}
@@ -360,3 +361,18 @@ func CoalesceWrites(srv *http.Server, ln net.Listener) net.Listener {
 // MaxToggleNames is the most names a POST's toggle list may hold (a 400
 // beyond); see wire.MaxToggleNames.
 const MaxToggleNames = wire.MaxToggleNames
+
+// FrontendHandler is the evaluation endpoints alone (no upstream, no
+// client keys), as the server mounts them at /api/frontend; build one with
+// NewFrontendHandler.
+type FrontendHandler = frontend.Handler
+
+// FrontendOptions configure a FrontendHandler.
+type FrontendOptions = frontend.Options
+
+// UsageCounter counts the evaluations served from one snapshot (see
+// Usage.Counter).
+type UsageCounter = frontend.Counter
+
+// NewFrontendHandler builds the evaluation endpoints alone.
+func NewFrontendHandler(opts FrontendOptions) *FrontendHandler { return frontend.New(opts) }

@@ -1,18 +1,13 @@
 package proxy
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
-	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/httpjson"
-	"github.com/bunting-flags/bunting/proxy/wire"
 )
 
 // route is one entry of the proxy's route table: where it is served, what
@@ -54,17 +49,17 @@ const (
 
 // Route names, also the "route" label of the request metrics.
 const (
-	routeFrontend   = "frontend"
-	routeAll        = "all"
-	routeHealth     = "health"
-	routeMetrics    = "client_metrics"
-	routeRegister   = "client_register"
-	routeFeatures   = "client_features"
-	routePrometheus = "prometheus"
-	routeStreaming  = "client_streaming"
-	routeDelta      = "client_delta"
-	routeOptions    = "options"
-	routeUnknown    = "unknown"
+	routeFrontend    = "frontend"
+	routeAllEndpoint = "all"
+	routeHealth      = "health"
+	routeMetrics     = "client_metrics"
+	routeRegister    = "client_register"
+	routeFeatures    = "client_features"
+	routePrometheus  = "prometheus"
+	routeStreaming   = "client_streaming"
+	routeDelta       = "client_delta"
+	routeOptions     = "options"
+	routeUnknown     = "unknown"
 )
 
 // routeTable is the proxy's whole HTTP surface (besides /docs, see
@@ -75,7 +70,7 @@ const (
 // preflight answers 503, whatever its method or credentials.
 var routeTable = []route{
 	{name: routeFrontend, paths: frontendPaths("", "/"), allow: "GET, HEAD, POST", ready: true, key: keyClient, serve: (*Proxy).serveToggles},
-	{name: routeAll, paths: frontendPaths("/all"), allow: "GET, HEAD, POST", ready: true, key: keyClient, serve: (*Proxy).serveAll},
+	{name: routeAllEndpoint, paths: frontendPaths("/all"), allow: "GET, HEAD, POST", ready: true, key: keyClient, serve: (*Proxy).serveAllEndpoint},
 	{name: routeHealth, paths: []string{"/proxy/health"}, allow: "GET, HEAD", ready: true, serve: (*Proxy).serveHealth},
 	{name: routeMetrics, paths: sdkPaths("/metrics"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveClientMetrics},
 	{name: routeRegister, paths: sdkPaths("/register"), allow: "POST", ready: true, key: keyClientOrSDK, serve: (*Proxy).serveRegister},
@@ -274,231 +269,4 @@ func (p *Proxy) hasKey(r *http.Request, keys map[string]struct{}) bool {
 
 func (p *Proxy) unauthorized() error {
 	return apierr.Unauthenticated("Unauthorized: send a valid client key in the %q header", p.cfg.ClientKeysHeaderName)
-}
-
-// serveToggles evaluates the enabled flags (or the listed ones).
-func (p *Proxy) serveToggles(w http.ResponseWriter, r *http.Request) error {
-	return p.frontend.serve(w, r, false)
-}
-
-// serveAll evaluates every flag, when enableAllEndpoint allows it.
-func (p *Proxy) serveAll(w http.ResponseWriter, r *http.Request) error {
-	return p.frontend.serve(w, r, true)
-}
-
-var headerHTML = []string{"text/html; charset=utf-8"}
-
-func (p *Proxy) serveHealth(w http.ResponseWriter, r *http.Request) error {
-	h := w.Header()
-	h["Content-Type"] = headerHTML
-	h["Content-Length"] = headerLengthOK
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(bodyOK)
-	}
-	return nil
-}
-
-// The health answer's body and its length, shared by every request (never
-// modified), so that answering allocates nothing.
-var (
-	bodyOK         = []byte("ok")
-	headerLengthOK = []string{"2"}
-)
-
-// sdkMetrics is the body SDKs post to /proxy/client/metrics.
-type sdkMetrics struct {
-	AppName    *string `json:"appName"`
-	InstanceID string  `json:"instanceId"`
-	Bucket     *struct {
-		Start   *string              `json:"start"`
-		Stop    *string              `json:"stop"`
-		Toggles map[string]sdkToggle `json:"toggles"`
-	} `json:"bucket"`
-}
-
-// sdkToggle is one flag's counts in an SDK's metrics post.
-type sdkToggle struct {
-	Yes      int64            `json:"yes"`
-	No       int64            `json:"no"`
-	Variants map[string]int64 `json:"variants"`
-}
-
-// readJSON reads a JSON object body within the body limit, by the
-// server's content-type rule (a body without a type is JSON here) and
-// decoder.
-func (p *Proxy) readJSON(w http.ResponseWriter, r *http.Request, into any) error {
-	if err := httpjson.CheckContentType(r, proxyContentRule); err != nil {
-		return err
-	}
-	body, err := wire.ReadBody(w, r, p.cfg.MaxBodyBytes, nil)
-	if err != nil {
-		return err
-	}
-	return httpjson.DecodeUnstored(body, into)
-}
-
-// proxyContentRule is the proxy's content-type rule: as the reference's
-// proxy, a body without a Content-Type is taken as JSON.
-var proxyContentRule = httpjson.ContentRule{Optional: true}
-
-// serveClientMetrics adds what an SDK posts about the proxy's flags to
-// its own bucket.
-func (p *Proxy) serveClientMetrics(w http.ResponseWriter, r *http.Request) error {
-	var m sdkMetrics
-	if err := p.readJSON(w, r, &m); err != nil {
-		return err
-	}
-	if err := validateSDKMetrics(&m); err != nil {
-		return err
-	}
-	p.addSDKUsage(m.Bucket.Toggles)
-	return httpjson.WriteOK(w)
-}
-
-func validateSDKMetrics(m *sdkMetrics) error {
-	if m.AppName == nil || *m.AppName == "" {
-		return apierr.Validation("appName is required")
-	}
-	if m.Bucket == nil {
-		return apierr.Validation("bucket is required")
-	}
-	for field, v := range map[string]*string{"bucket.start": m.Bucket.Start, "bucket.stop": m.Bucket.Stop} {
-		if v == nil {
-			return apierr.Validation("%s is required", field)
-		}
-		if _, err := time.Parse(time.RFC3339Nano, *v); err != nil {
-			return apierr.Validation("%s must be a date-time", field)
-		}
-	}
-	for name, t := range m.Bucket.Toggles {
-		if t.Yes < 0 || t.No < 0 {
-			return apierr.Validation("bucket.toggles.%s: counts must be >= 0", name)
-		}
-		for v, n := range t.Variants {
-			if n < 0 {
-				return apierr.Validation("bucket.toggles.%s.variants.%s must be >= 0", name, v)
-			}
-		}
-	}
-	return nil
-}
-
-// serveRegister accepts an SDK registration; there is nothing to keep.
-func (p *Proxy) serveRegister(w http.ResponseWriter, r *http.Request) error {
-	var reg struct {
-		AppName *string `json:"appName"`
-	}
-	if err := p.readJSON(w, r, &reg); err != nil {
-		return err
-	}
-	if reg.AppName == nil || *reg.AppName == "" {
-		return apierr.Validation("appName is required")
-	}
-	p.log.Debug("client registered", "appName", *reg.AppName)
-	return httpjson.WriteOK(w)
-}
-
-// serveFeatures gives server-side SDKs the configuration, segments
-// included (the route table lets only expServerSideSdkConfig.tokens in).
-func (p *Proxy) serveFeatures(w http.ResponseWriter, r *http.Request) error {
-	snap := p.snapshot.Load()
-	fb := p.features.Load()
-	if fb == nil || fb.snap != snap {
-		cf := *snap.Features()
-		if cf.Version == 0 {
-			cf.Version = 2
-		}
-		body, err := json.Marshal(&cf)
-		if err != nil {
-			return apierr.Internal(err)
-		}
-		fb = &featuresBody{snap: snap, body: httpgzip.NewCached(body), etag: wire.WeakETag(body)}
-		p.features.Store(fb)
-	}
-	wire.WriteCachedJSON(w, r, fb.body, fb.etag)
-	return nil
-}
-
-func (p *Proxy) servePrometheus(w http.ResponseWriter, r *http.Request) error {
-	p.metrics.handler.ServeHTTP(w, r)
-	return nil
-}
-
-// completeContext fills what the request does not say: the remote
-// address, the default appName and environment (or the forced one), then
-// runs the enrichers.
-func (p *Proxy) completeContext(r *http.Request, ctx *engine.Context) error {
-	if ctx.RemoteAddress == "" {
-		ctx.RemoteAddress = p.clientIP(r)
-	}
-	if ctx.AppName == "" {
-		ctx.AppName = p.cfg.UpstreamAppName
-	}
-	for i, e := range p.enrichers {
-		out, err := e.Enrich(*ctx)
-		if err != nil {
-			p.log.Warn("context enricher failed; skipped", "enricher", i, "err", err)
-			continue
-		}
-		*ctx = out
-	}
-	if p.cfg.Environment != "" {
-		ctx.Environment = p.cfg.Environment
-	} else if ctx.Environment == "" {
-		ctx.Environment = "default"
-	}
-	return nil
-}
-
-// clientIP is the peer address in plain form (IPv4 as a.b.c.d), or, when
-// the peer is trusted, the address X-Forwarded-For names.
-func (p *Proxy) clientIP(r *http.Request) string {
-	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	addr := peer.Addr().Unmap()
-	tp := p.cfg.TrustProxy
-	xff := r.Header.Values("X-Forwarded-For")
-	if !tp.Enabled() || len(xff) == 0 {
-		if peer.Addr().Is4() {
-			// "a.b.c.d:port" already holds the plain form (IPv4 parses
-			// only from its one canonical text).
-			return r.RemoteAddr[:strings.LastIndexByte(r.RemoteAddr, ':')]
-		}
-		return addr.String()
-	}
-	var chain []string
-	for _, line := range xff {
-		for _, s := range strings.Split(line, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				chain = append(chain, s)
-			}
-		}
-	}
-	if len(chain) == 0 {
-		return addr.String()
-	}
-	if tp.All {
-		return plainIP(chain[0])
-	}
-	for i := len(chain) - 1; i >= 0 && tp.trusts(addr); i-- {
-		a, err := netip.ParseAddr(plainIP(chain[i]))
-		if err != nil {
-			return addr.String()
-		}
-		addr = a
-	}
-	return addr.String()
-}
-
-func plainIP(s string) string {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap().String()
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap().String()
-	}
-	return s
 }

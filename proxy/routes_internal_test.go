@@ -15,7 +15,7 @@ func TestRouteTablePaths(t *testing.T) {
 	cases := map[string]string{
 		"/proxy": routeFrontend, "/proxy/": routeFrontend, "/proxy//": routeFrontend,
 		"/api/frontend": routeFrontend, "/api/frontend/": routeFrontend, "/api/proxy": routeFrontend,
-		"/proxy/all": routeAll, "/proxy/all/": routeAll, "/api/frontend/all": routeAll, "/proxy/all//": routeUnknown,
+		"/proxy/all": routeAllEndpoint, "/proxy/all/": routeAllEndpoint, "/api/frontend/all": routeAllEndpoint, "/proxy/all//": routeUnknown,
 		"/proxy/client/metrics": routeMetrics, "/proxy/all/client/metrics/": routeMetrics,
 		"/api/frontend/client/metrics": routeMetrics, "/api/proxy/all/client/metrics": routeMetrics,
 		"/api/client/metrics": routeMetrics, "/api/client/register/": routeRegister,

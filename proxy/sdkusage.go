@@ -75,25 +75,25 @@ func (p *Proxy) addSDKUsage(toggles map[string]sdkToggle) {
 // variantIndexes returns the variant indexes of the snapshots being
 // served, newest first, building the missing ones.
 func (p *Proxy) variantIndexes() []*variantIndex {
-	states := p.frontend.cache.Load()
-	if states == nil {
+	snaps := p.frontend.Snapshots()
+	if snaps == nil {
 		return nil
 	}
 	var cached []*variantIndex
 	if c := p.sdkVariants.Load(); c != nil {
 		cached = *c
 	}
-	out := make([]*variantIndex, 0, len(*states))
+	out := make([]*variantIndex, 0, len(snaps))
 	rebuilt := false
-	for _, st := range *states {
+	for _, snap := range snaps {
 		var vi *variantIndex
 		for _, c := range cached {
-			if c.snap == st.snap {
+			if c.snap == snap {
 				vi = c
 			}
 		}
 		if vi == nil {
-			vi, rebuilt = newVariantIndex(st.snap), true
+			vi, rebuilt = newVariantIndex(snap), true
 		}
 		out = append(out, vi)
 	}

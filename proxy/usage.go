@@ -76,7 +76,7 @@ type Usage struct {
 	extra     Bucket // SDK posts and restored buckets, by flag name
 	snapshots []*snapshotUsage
 	// keep is how many idle snapshot counters survive a flush (the newest
-	// ones, which a FrontendHandler may still hand out); 0 means
+	// ones, which the evaluation handler may still hand out); 0 means
 	// keepSnapshots.
 	keep int
 }
@@ -111,6 +111,11 @@ type usageShard struct {
 	_        [64]byte // keep shards on separate cache lines
 }
 
+// Counter returns a new counter of the evaluations served from s, drained
+// by the next Flush; the evaluation handler asks for one per snapshot
+// (FrontendOptions.Counter).
+func (u *Usage) Counter(s *engine.Snapshot) UsageCounter { return u.forSnapshot(s) }
+
 func (u *Usage) forSnapshot(s *engine.Snapshot) *snapshotUsage {
 	n := 2 * runtime.GOMAXPROCS(0)
 	su := &snapshotUsage{snap: s, shards: make([]usageShard, n)}
@@ -143,8 +148,8 @@ func (su *snapshotUsage) lock() *usageShard {
 	return sh
 }
 
-// record counts results; only Found results are counted here.
-func (su *snapshotUsage) record(results []engine.Result) {
+// Record counts results; only Found results are counted here.
+func (su *snapshotUsage) Record(results []engine.Result) {
 	sh := su.lock()
 	sh.dirty = true
 	for i := range results {
@@ -164,8 +169,8 @@ func (su *snapshotUsage) record(results []engine.Result) {
 	sh.mu.Unlock()
 }
 
-// recordIDs counts the outcomes of EvaluateAllIDs: ids[i] is flag i's.
-func (su *snapshotUsage) recordIDs(ids []engine.VariantID) {
+// RecordIDs counts the outcomes of EvaluateAllIDs: ids[i] is flag i's.
+func (su *snapshotUsage) RecordIDs(ids []engine.VariantID) {
 	sh := su.lock()
 	sh.dirty = true
 	sh.wholes++

@@ -10,7 +10,7 @@ import (
 
 // TestUsageCountsVariantsUnderTheirFlags: two flags whose variants share a
 // name are counted apart, whether the variant came from a toggle list
-// (record) or from an evaluation of every flag (recordIDs), and the
+// (Record) or from an evaluation of every flag (RecordIDs), and the
 // disabled fallback is not counted as a variant.
 func TestUsageCountsVariantsUnderTheirFlags(t *testing.T) {
 	var cf engine.ClientFeatures
@@ -24,9 +24,9 @@ func TestUsageCountsVariantsUnderTheirFlags(t *testing.T) {
 	snap := engine.Compile(&cf, engine.Options{})
 	su := NewUsage().forSnapshot(snap)
 	ctx := &engine.Context{UserID: "u1"}
-	su.record([]engine.Result{snap.Evaluate("a", ctx), snap.Evaluate("plain", ctx)})
-	su.recordIDs(snap.EvaluateAllIDs(ctx, nil))
-	su.recordIDs(snap.EvaluateAllIDs(ctx, nil))
+	su.Record([]engine.Result{snap.Evaluate("a", ctx), snap.Evaluate("plain", ctx)})
+	su.RecordIDs(snap.EvaluateAllIDs(ctx, nil))
+	su.RecordIDs(snap.EvaluateAllIDs(ctx, nil))
 
 	var b Bucket
 	b.Toggles = map[string]*ToggleCount{}

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/bunting-flags/bunting/engine"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // request is the body of an evaluation request: {"context": {...}}. A

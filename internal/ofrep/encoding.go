@@ -9,7 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/bunting-flags/bunting/engine"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // How a flag's "on, no variant" outcome gets its reason.

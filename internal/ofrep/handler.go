@@ -17,7 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // Options connect a Handler to its host (the proxy or the server).
@@ -36,10 +36,11 @@ type Options struct {
 	// Complete finishes a parsed context (remote address, default appName
 	// and environment, enrichers); may be nil.
 	Complete func(r *http.Request, ctx *engine.Context) error
-	// RecordAll and Record count evaluations for usage metrics, as the
-	// host's /proxy does; either may be nil.
-	RecordAll func(s *engine.Snapshot, ids []engine.VariantID)
-	Record    func(s *engine.Snapshot, res engine.Result)
+	// RecordEveryFlag (an evaluation of every flag) and Record (one flag)
+	// count evaluations for usage metrics, as the host's /proxy does;
+	// either may be nil.
+	RecordEveryFlag func(s *engine.Snapshot, ids []engine.VariantID)
+	Record          func(s *engine.Snapshot, res engine.Result)
 	// MaxBodyBytes limits request bodies; 0 means 100 kB.
 	MaxBodyBytes int64
 	// Logger receives internal errors; nil discards them.
@@ -60,6 +61,11 @@ type Options struct {
 	// WriteBody sends an answer's body after its headers (the proxy sends
 	// large ones in one system call); nil means w.Write.
 	WriteBody func(w http.ResponseWriter, r *http.Request, body []byte)
+	// ConfigVersion, when set, identifies a snapshot's configuration (equal
+	// configurations, equal versions, across processes) for a host whose
+	// snapshots do not keep their payload; nil means a digest of the
+	// payload, or a number of this process when there is none.
+	ConfigVersion func(s *engine.Snapshot) uint64
 }
 
 // Handler serves OFREP's endpoints (see the package documentation).
@@ -151,6 +157,9 @@ func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
 			}
 		}
 		e := newEncoding(s)
+		if h.opts.ConfigVersion != nil {
+			e.version = h.opts.ConfigVersion(s)
+		}
 		next := []*encoding{e}
 		if cur != nil {
 			next = append(next, (*cur)[:min(len(*cur), 15)]...)
@@ -235,8 +244,8 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request) {
 	// the evaluation (see encoding.evaluated).
 	tp := targetedPool.Get().(*[]bool)
 	ids, targeted := snap.EvaluateAllIDsTargeted(&ctx, (*ip)[:0], e.evaluated, (*tp)[:0])
-	if h.opts.RecordAll != nil {
-		h.opts.RecordAll(snap, ids)
+	if h.opts.RecordEveryFlag != nil {
+		h.opts.RecordEveryFlag(snap, ids)
 	}
 	bp := bufPool.Get().(*[]byte)
 	buf := append((*bp)[:0], `{"flags":[`...)

@@ -88,8 +88,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
 	s.ops = opsapi.New(st)
 	s.usage = usage.New(cfg.Usage, st, log)
-	s.ops.AddCollectors(s.usage.Collectors()...)
 	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests, s.usage)
+	s.ops.Ready = s.sdk.Prepared
+	s.ops.MustRegister(s.sdk.Collectors()...)
+	s.ops.MustRegister(s.usage.Collectors()...)
 	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
@@ -175,6 +177,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(addr net
 	defer func() { cancel(); <-runDone }() // background workers stop before the caller closes the store
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// /health answers from now on; /ready once the configuration SDKs are
+	// served from is built, so that a load balancer sends them to an
+	// instance that answers at once.
+	if err := s.sdk.Prepare(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("building the client configuration at start-up failed; the first request retries", "err", err)
+	}
 	if ready != nil {
 		ready(ln.Addr())
 	}

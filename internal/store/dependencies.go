@@ -8,14 +8,17 @@ func (q Q) Dependencies(child string) ([]Dependency, error) {
 		query += ` WHERE child = $1`
 		args = append(args, child)
 	}
-	return collect(q, func(row scanner) (Dependency, error) {
-		var d Dependency
-		var variants string
-		if err := row.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
-			return d, err
-		}
-		return d, decodeJSON(variants, &d.Variants)
-	}, query+` ORDER BY child, parent`, args...)
+	return collect(q, scanDependency, query+` ORDER BY child, parent`, args...)
+}
+
+// scanDependency reads a row of child, parent, enabled, variants.
+func scanDependency(row scanner) (Dependency, error) {
+	var d Dependency
+	var variants string
+	if err := row.Scan(&d.Child, &d.Feature, &d.Enabled, &variants); err != nil {
+		return d, err
+	}
+	return d, decodeJSON(variants, &d.Variants)
 }
 
 // Children lists the flags that depend on parent.

@@ -3,6 +3,8 @@ package store
 import (
 	"database/sql"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -68,7 +70,44 @@ const strategyWithSegmentsQuery = `SELECT fs.id, fs.feature_name, fs.environment
 	FROM feature_strategies fs LEFT JOIN feature_strategy_segments fss ON fss.strategy_id = fs.id WHERE `
 
 func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
-	out := []Strategy{}
+	// The rows are read in batches; other goroutines decode their JSON
+	// columns (most of the cost of reading every strategy at start-up)
+	// while the next batch is read.
+	var (
+		batches []*[]Strategy
+		raw     []strategyRow
+		segs    [][]int
+		wg      sync.WaitGroup
+		errMu   sync.Mutex
+		decErr  error
+		workers = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	flush := func() {
+		if len(raw) == 0 {
+			return
+		}
+		decoded := new([]Strategy)
+		batches = append(batches, decoded)
+		rows, rowSegs := raw, segs
+		raw, segs = nil, nil
+		workers <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-workers }()
+			out := make([]Strategy, len(rows))
+			for j := range rows {
+				st, err := rows[j].decode()
+				if err != nil {
+					errMu.Lock()
+					decErr = err
+					errMu.Unlock()
+					return
+				}
+				st.Segments = append(st.Segments, rowSegs[j]...)
+				out[j] = st
+			}
+			*decoded = out
+		})
+	}
 	err := q.eachRow(func(row scanner) error {
 		var (
 			r   strategyRow
@@ -77,24 +116,34 @@ func (q Q) strategiesWhere(cond string, args ...any) ([]Strategy, error) {
 		if err := row.Scan(append(r.dest(), &seg)...); err != nil {
 			return err
 		}
-		if n := len(out); n == 0 || out[n-1].ID != r.st.ID {
-			st, err := r.decode()
-			if err != nil {
-				return err
+		if n := len(raw); n == 0 || raw[n-1].st.ID != r.st.ID {
+			if n >= strategyBatch {
+				flush()
 			}
-			out = append(out, st)
+			raw, segs = append(raw, r), append(segs, nil)
 		}
 		if seg.Valid {
-			last := &out[len(out)-1]
-			last.Segments = append(last.Segments, int(seg.Int64))
+			segs[len(segs)-1] = append(segs[len(segs)-1], int(seg.Int64))
 		}
 		return nil
 	}, strategyWithSegmentsQuery+cond+` ORDER BY fs.sort_order, fs.created_at, fs.id, fss.segment_id`, args...)
+	flush()
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
+	if decErr != nil {
+		return nil, decErr
+	}
+	out := []Strategy{}
+	for _, b := range batches {
+		out = append(out, *b...)
+	}
 	return out, nil
 }
+
+// strategyBatch is how many strategies are decoded together.
+const strategyBatch = 512
 
 // Strategy returns one strategy by id or a NotFound error.
 func (q Q) Strategy(id string) (Strategy, error) {

@@ -35,11 +35,16 @@ func featureTagPairs(q Q) (map[string][][2]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return tagPairs(links), nil
+}
+
+// tagPairs groups tag links by flag as [type, value] pairs.
+func tagPairs(links []FeatureTag) map[string][][2]string {
 	out := map[string][][2]string{}
 	for _, l := range links {
 		out[l.FeatureName] = append(out[l.FeatureName], [2]string{l.TagType, l.TagValue})
 	}
-	return out, nil
+	return out
 }
 
 // featureTagsForEvent is the flag's current tags, copied into its events.
@@ -148,16 +153,20 @@ func (q Q) FeatureTags(feature string) ([]Tag, error) {
 
 // AllFeatureTags lists every flag-tag link.
 func (q Q) AllFeatureTags() ([]FeatureTag, error) {
-	return collect(q, func(row scanner) (FeatureTag, error) {
-		var ft FeatureTag
-		var uid sql.NullInt64
-		err := row.Scan(&ft.FeatureName, &ft.TagType, &ft.TagValue, &uid)
-		if uid.Valid {
-			v := uid.Int64
-			ft.CreatedByUserID = &v
-		}
-		return ft, err
-	}, `SELECT feature_name, tag_type, tag_value, created_by_user_id FROM feature_tags ORDER BY feature_name, tag_type, tag_value`)
+	return collect(q, scanFeatureTag, `SELECT feature_name, tag_type, tag_value, created_by_user_id FROM feature_tags ORDER BY feature_name, tag_type, tag_value`)
+}
+
+// scanFeatureTag reads a row of feature_name, tag_type, tag_value,
+// created_by_user_id.
+func scanFeatureTag(row scanner) (FeatureTag, error) {
+	var ft FeatureTag
+	var uid sql.NullInt64
+	err := row.Scan(&ft.FeatureName, &ft.TagType, &ft.TagValue, &uid)
+	if uid.Valid {
+		v := uid.Int64
+		ft.CreatedByUserID = &v
+	}
+	return ft, err
 }
 
 // TagFeature links a flag to an existing tag; added reports whether the link is new.

@@ -160,6 +160,15 @@ func (h *Hub) Publish(rev int64, snap any) {
 	if prev == nil {
 		return
 	}
+	// New streams hydrate from the newest snapshot only, and diffs from
+	// older ones are rare (a resume): what was cached for the older
+	// snapshots is computed again when asked for, not kept.
+	for _, old := range h.history[:len(h.history)-1] {
+		old.connected = map[string][]byte{}
+		if old != prev {
+			old.states = map[string]*State{}
+		}
+	}
 	for _, g := range h.groups {
 		events := Diff(h.stateOf(prev, g.scope), h.stateOf(e, g.scope), rev)
 		if len(events) == 0 {
@@ -169,6 +178,18 @@ func (h *Hub) Publish(rev int64, snap any) {
 		for sub := range g.subs {
 			h.sendLocked(sub, msg)
 		}
+	}
+}
+
+// Forget drops every snapshot but the newest: a stream or delta poll
+// that resumes from an older revision then gets a hydration. A host calls
+// it when the newest snapshot shares nothing with those before it, which
+// would otherwise each hold a whole configuration.
+func (h *Hub) Forget() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.history); n > 1 {
+		h.history = slices.Delete(h.history, 0, n-1)
 	}
 }
 
@@ -236,7 +257,7 @@ func (h *Hub) connectedMessage(e *entry, sc Scope) []byte {
 	if msg, ok := e.connected[key]; ok {
 		return msg
 	}
-	msg := Message("unleash-connected", e.rev, Body([]json.RawMessage{Hydration(h.stateOf(e, sc), e.rev)}))
+	msg := hydrationMessage(h.stateOf(e, sc), e.rev)
 	if len(e.connected) > 1000 {
 		clear(e.connected)
 	}
@@ -272,7 +293,7 @@ func (h *Hub) Delta(sc Scope, since int64, hasSince bool) (rev int64, body []byt
 		}
 		return cur.rev, Body(events), false, nil
 	}
-	return cur.rev, Body([]json.RawMessage{Hydration(h.stateOf(cur, sc), cur.rev)}), false, nil
+	return cur.rev, appendHydrationBody(nil, h.stateOf(cur, sc), cur.rev), false, nil
 }
 
 // Connections returns how many streams are open.
@@ -355,44 +376,86 @@ func (h *Hub) CloseAll() {
 
 // Message encodes one server-sent event.
 func Message(event string, id int64, data []byte) []byte {
-	var b bytes.Buffer
-	b.Grow(len(data) + 64)
-	b.WriteString("event: ")
-	b.WriteString(event)
-	b.WriteString("\nid: ")
-	b.WriteString(strconv.FormatInt(id, 10))
-	b.WriteString("\ndata: ")
-	b.Write(data) // compact JSON: one line
-	b.WriteString("\n\n")
-	return b.Bytes()
+	b := make([]byte, 0, len(data)+64)
+	b = append(append(b, "event: "...), event...)
+	b = strconv.AppendInt(append(b, "\nid: "...), id, 10)
+	b = append(append(b, "\ndata: "...), data...) // compact JSON: one line
+	return append(b, "\n\n"...)
 }
+
+// The events, flags and segments handed to the hub are compact JSON from
+// encoding/json (HTML-escaped), so the bodies below are put together
+// around them as they are, which is what encoding/json would write.
 
 // Body encodes {"events":[…]}.
 func Body(events []json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		Events []json.RawMessage `json:"events"`
-	}{events})
+	n := 12
+	for _, e := range events {
+		n += len(e) + 1
+	}
+	return append(appendJoined(append(make([]byte, 0, n), `{"events":[`...), events), "]}"...)
+}
+
+// appendJoined appends the items separated by commas.
+func appendJoined[T ~[]byte](b []byte, items []T) []byte {
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
 	return b
 }
 
 // Hydration encodes the hydration event of st: every flag sorted by name,
 // every segment sorted by id.
 func Hydration(st *State, rev int64) json.RawMessage {
-	features := make([]json.RawMessage, 0, len(st.Flags))
-	for _, name := range slices.Sorted(maps.Keys(st.Flags)) {
-		features = append(features, st.Flags[name].JSON)
+	return appendHydration(nil, st, rev, 0)
+}
+
+// appendHydrationBody appends {"events":[<hydration>]}, growing b once.
+func appendHydrationBody(b []byte, st *State, rev int64) []byte {
+	b = append(b, `{"events":[`...)
+	return append(appendHydration(b, st, rev, 2), "]}"...)
+}
+
+// hydrationMessage is the unleash-connected event of st, built in one
+// buffer (a hydration is the whole configuration).
+func hydrationMessage(st *State, rev int64) []byte {
+	b := append(make([]byte, 0, 64), "event: unleash-connected\nid: "...)
+	b = append(strconv.AppendInt(b, rev, 10), "\ndata: "...)
+	return append(appendHydrationBody(b, st, rev), "\n\n"...)
+}
+
+// appendHydration appends the hydration event of st, growing b once to
+// hold it and extra bytes more.
+func appendHydration(b []byte, st *State, rev int64, extra int) []byte {
+	names := slices.Sorted(maps.Keys(st.Flags))
+	ids := slices.Sorted(maps.Keys(st.Segments))
+	n := 80 + extra
+	for _, name := range names {
+		n += len(st.Flags[name].JSON) + 1
 	}
-	segments := make([]json.RawMessage, 0, len(st.Segments))
-	for _, id := range slices.Sorted(maps.Keys(st.Segments)) {
-		segments = append(segments, st.Segments[id])
+	for _, id := range ids {
+		n += len(st.Segments[id]) + 1
 	}
-	b, _ := json.Marshal(struct {
-		Type     string            `json:"type"`
-		EventID  int64             `json:"eventId"`
-		Features []json.RawMessage `json:"features"`
-		Segments []json.RawMessage `json:"segments"`
-	}{"hydration", rev, features, segments})
-	return b
+	b = slices.Grow(b, n)
+	b = append(b, `{"type":"hydration","eventId":`...)
+	b = append(strconv.AppendInt(b, rev, 10), `,"features":[`...)
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, st.Flags[name].JSON...)
+	}
+	b = append(b, `],"segments":[`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, st.Segments[id]...)
+	}
+	return append(b, "]}"...)
 }
 
 // Diff returns the events that turn old into cur, all with eventId rev:

@@ -94,3 +94,45 @@ func TestResumeAndHistory(t *testing.T) {
 		t.Fatalf("MaxConnections 0: %v", err)
 	}
 }
+
+// TestBodiesAsEncodingJSONWritesThem: the hydration, the events body and
+// a message are put together by hand around the JSON the hub is given;
+// they are the bytes encoding/json writes for the same values.
+func TestBodiesAsEncodingJSONWritesThem(t *testing.T) {
+	flag := func(name string) []byte {
+		b, _ := json.Marshal(map[string]any{"name": name, "description": "<b>&</b>", "enabled": true})
+		return b
+	}
+	st := &stream.State{Flags: map[string]stream.Flag{"b": {JSON: flag("b")}, "a": {JSON: flag("a")}, "c": {JSON: flag("c")}},
+		Segments: map[int][]byte{2: []byte(`{"id":2,"constraints":[]}`), 1: []byte(`{"id":1,"constraints":[]}`)}}
+	want, _ := json.Marshal(struct {
+		Type     string            `json:"type"`
+		EventID  int64             `json:"eventId"`
+		Features []json.RawMessage `json:"features"`
+		Segments []json.RawMessage `json:"segments"`
+	}{"hydration", 42, []json.RawMessage{flag("a"), flag("b"), flag("c")},
+		[]json.RawMessage{[]byte(`{"id":1,"constraints":[]}`), []byte(`{"id":2,"constraints":[]}`)}})
+	if got := stream.Hydration(st, 42); string(got) != string(want) {
+		t.Errorf("Hydration:\n%s\nwant\n%s", got, want)
+	}
+	empty, _ := json.Marshal(struct {
+		Type     string            `json:"type"`
+		EventID  int64             `json:"eventId"`
+		Features []json.RawMessage `json:"features"`
+		Segments []json.RawMessage `json:"segments"`
+	}{"hydration", 1, []json.RawMessage{}, []json.RawMessage{}})
+	if got := stream.Hydration(&stream.State{}, 1); string(got) != string(empty) {
+		t.Errorf("empty Hydration: %s, want %s", got, empty)
+	}
+	for _, events := range [][]json.RawMessage{{}, {flag("a")}, {flag("a"), flag("b")}} {
+		want, _ := json.Marshal(struct {
+			Events []json.RawMessage `json:"events"`
+		}{events})
+		if got := stream.Body(events); string(got) != string(want) {
+			t.Errorf("Body: %s, want %s", got, want)
+		}
+	}
+	if got, want := string(stream.Message("unleash-updated", 7, []byte(`{"events":[]}`))), "event: unleash-updated\nid: 7\ndata: {\"events\":[]}\n\n"; got != want {
+		t.Errorf("Message: %q, want %q", got, want)
+	}
+}

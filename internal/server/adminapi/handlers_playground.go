@@ -13,7 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/store"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // The playground (POST /api/admin/playground, the shape of Unleash's):

@@ -14,6 +14,7 @@ import (
 	"github.com/swaggest/swgui"
 	"github.com/swaggest/swgui/v5emb"
 
+	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/store"
 )
@@ -28,7 +29,10 @@ type Ops struct {
 	// OpenAPI is the admin API's OpenAPI document, set once the route
 	// table is complete (before the server serves).
 	OpenAPI []byte
-	docs    http.Handler
+	// Ready, when set, says whether the instance can serve SDKs yet (the
+	// client configuration is built); /ready answers 503 until it does.
+	Ready func() bool
+	docs  http.Handler
 }
 
 // New builds the operations surface on st.
@@ -54,8 +58,8 @@ func New(st *store.Store) *Ops {
 	return m
 }
 
-// AddCollectors adds collectors to the server's Prometheus registry.
-func (o *Ops) AddCollectors(cs ...prometheus.Collector) { o.registry.MustRegister(cs...) }
+// MustRegister adds collectors of other surfaces to the server's registry.
+func (o *Ops) MustRegister(cs ...prometheus.Collector) { o.registry.MustRegister(cs...) }
 
 // countLiveFeatures counts the live flags for the gauge (-1 on error).
 func (o *Ops) countLiveFeatures() int {
@@ -72,21 +76,42 @@ func (o *Ops) countLiveFeatures() int {
 	return n
 }
 
-// health answers that this instance is up and serving: it answers 200
-// while the database is away too, since SDKs are then served from memory.
+// health answers whether this instance serves SDKs: 503 while it starts
+// (until the configuration SDKs are served from is built, about a second
+// for 20,000 flags), then 200, also while the database is away, since
+// SDKs are then served from memory.
 func (o *Ops) health(w http.ResponseWriter, r *http.Request) error {
+	if err := o.starting(); err != nil {
+		return err
+	}
 	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
 }
 
-// ready answers whether changes can be saved now (store.Ready): 200, or
-// the named storage error (503 DatabaseUnavailable or DatabaseReadOnly,
-// 507 DatabaseFull) with Retry-After.
+// ready answers whether this instance is ready for traffic and for
+// changes: 503 while it starts (health's answer), then whether changes
+// can be saved now (store.Ready): 200, or the named storage error (503
+// DatabaseUnavailable or DatabaseReadOnly, 507 DatabaseFull) with
+// Retry-After.
 func (o *Ops) ready(w http.ResponseWriter, r *http.Request) error {
+	if err := o.starting(); err != nil {
+		return err
+	}
 	if err := o.store.Ready(r.Context()); err != nil {
 		return err
 	}
 	return httpjson.Write(w, http.StatusOK, map[string]string{"health": "GOOD"})
 }
+
+// starting is the 503 of an instance whose flag configuration is not
+// built yet (nil once it is).
+func (o *Ops) starting() error {
+	if o.Ready != nil && !o.Ready() {
+		return errNotReady
+	}
+	return nil
+}
+
+var errNotReady = apierr.Unavailable("Bunting is starting: the flag configuration is still being loaded.")
 
 func (o *Ops) prometheusMetrics(w http.ResponseWriter, r *http.Request) error {
 	promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)

@@ -9,10 +9,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bunting-flags/bunting/engine"
+	"github.com/bunting-flags/bunting/internal/clientconfig"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/store"
 	"github.com/bunting-flags/bunting/internal/stream"
@@ -41,7 +44,10 @@ type API struct {
 	tokens TokenResolver
 	client *clientCache
 	hub    *stream.Hub // streaming and delta (streaming.go)
-	front  *frontendAPI
+	// published is the lineage of the configuration last published to the
+	// hub (see publishSnapshot).
+	published atomic.Uint64
+	front     *frontendAPI
 	// usage counts metrics and registrations (handlers_metrics.go), which
 	// look flags up in flagIndex (usage_limits.go).
 	usage     *usage.Service
@@ -61,6 +67,21 @@ func New(cfg Config, st *store.Store, log *slog.Logger, tokens TokenResolver, fr
 	return s
 }
 
+// Prepare builds the client configuration the SDK APIs serve from (the
+// server calls it at start-up, before it reports ready).
+func (s *API) Prepare(ctx context.Context) error {
+	_, err := s.client.configCtx(ctx)
+	return err
+}
+
+// Collectors are the SDK APIs' own metrics, for the server's registry.
+func (s *API) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.client.builds, s.client.buildSeconds}
+}
+
+// Prepared reports whether the client configuration has been built once.
+func (s *API) Prepared() bool { return s.client.built.Load() }
+
 // FrontendCORS puts the frontend API's CORS headers around next, so that
 // browsers can read its 401 and 403 answers too.
 func (s *API) FrontendCORS(next http.Handler) http.Handler { return s.front.corsHeaders(next) }
@@ -74,9 +95,21 @@ func (s *API) CloseStreams() { s.hub.CloseAll() }
 // and each strategy's id and title, which SDKs do not receive. ok is false
 // when p's environment does not exist.
 func Explained(d *store.ClientData, p *domain.Principal) (snap *engine.Snapshot, ok bool) {
-	cs := buildSnapshot(d, true)
-	if !cs.envs[p.Environment] {
+	if !slices.Contains(d.EnvironmentNames, p.Environment) {
 		return nil, false
 	}
-	return compileFrontendSnapshot(cs, p), true
+	var features []engine.Feature
+	for _, f := range clientconfig.Features(d, true)[p.Environment] {
+		if p.CanSeeProject(f.Project) {
+			features = append(features, f)
+		}
+	}
+	return compileScope(features, func(id int) (engine.Segment, bool) {
+		for _, sg := range d.Segments {
+			if sg.ID == id {
+				return engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)}, true
+			}
+		}
+		return engine.Segment{}, false
+	}), true
 }

@@ -8,153 +8,116 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/clientconfig"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
 	"github.com/bunting-flags/bunting/internal/httpjson"
-	"github.com/bunting-flags/bunting/internal/store"
 )
 
-// clientSnapshot is the client API's view of the flags at one revision,
-// shaped once so that requests are answered from memory.
-type clientSnapshot struct {
-	revision   int64
-	generation int64
-	// byEnv holds, per environment, the flags sorted by name in both
-	// shapes: with segment references and with segments inlined.
-	byEnv    map[string][]clientFlag
-	segments map[int]engine.Segment
-	// envs holds the environments that exist (streams of a deleted one end).
-	envs map[string]bool
-}
-
-// clientFlag is one flag in one environment.
-type clientFlag struct {
-	withSegments engine.Feature
-	inlined      engine.Feature
-	tags         [][2]string
-	segmentIDs   []int
-}
-
-// clientCache keeps the current snapshot and the encoded responses of the
-// queries asked at its revision.
+// clientCache keeps the client configuration at the store's current
+// generation and the answers of the queries asked of it.
 type clientCache struct {
-	s         *API
-	mu        sync.Mutex
-	snap      *clientSnapshot
+	s  *API
+	mu sync.Mutex
+	// cfg is the configuration; responses the answers built from it.
+	cfg       *clientconfig.Config
 	responses map[string]*clientResponse
-}
-
-// clientResponse is an encoded GET /api/client/features answer, gzipped
-// once when a client first asks for it so.
-type clientResponse struct {
-	etag string
-	body *httpgzip.Cached
+	// chunks keeps the compressed parts of large answers across
+	// configurations, so that a change recompresses what it touched.
+	chunks chunkCache
+	// built is set once a configuration was built.
+	built atomic.Bool
+	// builds counts the builds by kind ("full", or "changed": only the
+	// flags a change touched); buildSeconds times them.
+	builds       *prometheus.CounterVec
+	buildSeconds *prometheus.HistogramVec
 }
 
 func newClientCache(s *API) *clientCache {
-	return &clientCache{s: s, responses: map[string]*clientResponse{}}
+	return &clientCache{s: s, responses: map[string]*clientResponse{},
+		builds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bunting_client_config_builds_total",
+			Help: "Builds of the client configuration SDKs are served from: full, or changed (only the flags a change touched).",
+		}, []string{"kind"}),
+		buildSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "bunting_client_config_build_seconds",
+			Help:    "How long a build of the client configuration took, loading included.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"kind"}),
+	}
 }
 
-// snapshot returns the current snapshot, rebuilding it when the store's
-// revision moved past it. Concurrent callers wait for one rebuild.
-func (c *clientCache) snapshot(r *http.Request) (*clientSnapshot, error) {
-	return c.snapshotCtx(r.Context())
+// config returns the current configuration, bringing it up to the store's
+// generation first. Concurrent callers wait for one load.
+func (c *clientCache) config(r *http.Request) (*clientconfig.Config, error) {
+	return c.configCtx(r.Context())
 }
 
-// snapshotCtx is snapshot outside a request. While the database is
-// unavailable the last snapshot is kept: SDKs get the flags as they were.
-func (c *clientCache) snapshotCtx(ctx context.Context) (*clientSnapshot, error) {
+// configCtx is config outside a request. While the database is
+// unavailable the last configuration is kept: SDKs get the flags as they
+// were.
+func (c *clientCache) configCtx(ctx context.Context) (*clientconfig.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && (c.snap.generation == c.s.store.Generation() || c.s.store.Unavailable() != nil) {
-		return c.snap, nil
+	if c.cfg != nil && (c.cfg.Generation == c.s.store.Generation() || c.s.store.Unavailable() != nil) {
+		return c.cfg, nil
 	}
-	data, err := c.s.store.ClientData(c.s.store.Q(ctx))
+	start := time.Now()
+	var since, recent int64
+	var related func([]string) []string
+	if c.cfg != nil {
+		since, recent, related = c.cfg.Revision, c.cfg.Recent, c.cfg.Dependents
+	}
+	data, err := c.s.store.ClientDataSince(c.s.store.Q(ctx), since, recent, related)
 	if err != nil {
-		if c.snap != nil && apierr.IsKind(err, apierr.KindDatabaseUnavailable) {
-			return c.snap, nil
+		if c.cfg != nil && apierr.IsKind(err, apierr.KindDatabaseUnavailable) {
+			return c.cfg, nil
 		}
 		return nil, err
 	}
-	c.snap = buildClientSnapshot(data)
+	kind := "full"
+	if c.cfg != nil && data.Only != nil && len(data.Only) == 0 && data.Revision == c.cfg.Revision {
+		// The generation moved without a change (the revision poll saw
+		// this process's own commit): same content, same answers.
+		c.cfg = c.cfg.Apply(data)
+		return c.cfg, nil
+	}
+	if c.cfg == nil || data.Only == nil {
+		c.cfg = clientconfig.Build(data)
+		c.built.Store(true)
+		releaseAfterBuild(c.cfg.Size())
+	} else {
+		c.cfg, kind = c.cfg.Apply(data), "changed"
+	}
+	c.builds.WithLabelValues(kind).Inc()
+	c.buildSeconds.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	clear(c.responses)
-	return c.snap, nil
+	c.chunks.nextGeneration()
+	return c.cfg, nil
 }
 
-func buildClientSnapshot(d *store.ClientData) *clientSnapshot { return buildSnapshot(d, false) }
-
-// buildSnapshot shapes d; explain keeps the disabled strategies and each
-// strategy's id and title (what the playground reports), which SDKs do
-// not receive.
-func buildSnapshot(d *store.ClientData, explain bool) *clientSnapshot {
-	snap := &clientSnapshot{revision: d.Revision, generation: d.Generation, byEnv: map[string][]clientFlag{}, segments: map[int]engine.Segment{},
-		envs: map[string]bool{}}
-	for _, e := range d.EnvironmentNames {
-		snap.envs[e] = true
+// releaseAfterBuild gives the memory a build of size bytes of flags left
+// behind back to the operating system when the build was large: loading
+// or compiling a large configuration whole leaves several times its size
+// in garbage (rows, decoded flags), which the runtime would otherwise keep
+// for the heap to grow into.
+func releaseAfterBuild(size int) {
+	if size > materializeMax {
+		go debug.FreeOSMemory()
 	}
-	for _, sg := range d.Segments {
-		snap.segments[sg.ID] = engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)}
-	}
-	features := map[string]store.Feature{}
-	for _, f := range d.Features {
-		features[f.Name] = f
-	}
-	strategies := map[[2]string][]store.Strategy{}
-	for _, st := range d.Strategies {
-		if !st.Disabled || explain {
-			k := [2]string{st.FeatureName, st.Environment}
-			strategies[k] = append(strategies[k], st)
-		}
-	}
-	deps := map[string][]engine.Dependency{}
-	for _, dep := range d.Dependencies {
-		enabled := dep.Enabled
-		cd := engine.Dependency{Feature: dep.Feature, Enabled: &enabled}
-		if enabled {
-			cd.Variants = domain.NonNil(dep.Variants)
-		}
-		deps[dep.Child] = append(deps[dep.Child], cd)
-	}
-	for _, fe := range d.Environments {
-		f, ok := features[fe.FeatureName]
-		if !ok {
-			continue // archived
-		}
-		flag := clientFlag{tags: d.Tags[f.Name]}
-		base := engine.Feature{Name: f.Name, Type: f.Type, Description: f.Description, Project: f.Project, Enabled: fe.Enabled,
-			Stale: f.Stale, ImpressionData: f.ImpressionData, Variants: domain.NonNil(fe.Variants), Dependencies: deps[f.Name]}
-		flag.withSegments, flag.inlined = base, base
-		flag.withSegments.Strategies, flag.inlined.Strategies = []engine.Strategy{}, []engine.Strategy{}
-		for _, st := range strategies[[2]string{f.Name, fe.Environment}] {
-			cs := engine.Strategy{Name: st.Name, Parameters: engine.Parameters(st.Parameters), Constraints: domain.NonNil(st.Constraints),
-				Variants: st.Variants}
-			if explain {
-				cs.ID, cs.Title, cs.Disabled = st.ID, st.Title, st.Disabled
-			}
-			withSeg := cs
-			withSeg.Segments = st.Segments
-			flag.withSegments.Strategies = append(flag.withSegments.Strategies, withSeg)
-			inl := cs
-			inl.Constraints = slices.Clone(cs.Constraints)
-			for _, id := range st.Segments {
-				inl.Constraints = append(inl.Constraints, snap.segments[id].Constraints...)
-			}
-			flag.inlined.Strategies = append(flag.inlined.Strategies, inl)
-			flag.segmentIDs = append(flag.segmentIDs, st.Segments...)
-		}
-		snap.byEnv[fe.Environment] = append(snap.byEnv[fe.Environment], flag)
-	}
-	for env := range snap.byEnv {
-		slices.SortFunc(snap.byEnv[env], func(a, b clientFlag) int { return strings.Compare(a.withSegments.Name, b.withSegments.Name) })
-	}
-	return snap
 }
 
 // clientQuery is the effective filter of one client request, after the
@@ -255,21 +218,38 @@ func (q clientQuery) hash() string {
 	return fmt.Sprintf("%08x", h.Sum32())
 }
 
-func (q clientQuery) matches(f *clientFlag) bool {
+func (q clientQuery) matches(f *clientconfig.Flag) bool {
 	if q.none {
 		return false
 	}
-	name := f.withSegments.Name
-	if q.namePrefix != "" && !strings.HasPrefix(name, q.namePrefix) {
+	if q.namePrefix != "" && !strings.HasPrefix(f.Name, q.namePrefix) {
 		return false
 	}
-	if len(q.projects) > 0 && !slices.Contains(q.projects, f.withSegments.Project) {
+	if len(q.projects) > 0 && !slices.Contains(q.projects, f.Project) {
 		return false
 	}
-	if len(q.tags) > 0 && !slices.ContainsFunc(q.tags, func(t [2]string) bool { return slices.Contains(f.tags, t) }) {
+	if len(q.tags) > 0 && !slices.ContainsFunc(q.tags, func(t [2]string) bool { return slices.Contains(f.Tags(), t) }) {
 		return false
 	}
 	return true
+}
+
+// selectFlags returns the flags of cfg that q sees, sharing cfg's slice
+// when it sees them all.
+func (q clientQuery) selectFlags(cfg *clientconfig.Config) []*clientconfig.Flag {
+	flags := cfg.Flags(q.env)
+	for i, f := range flags {
+		if !q.matches(f) {
+			out := slices.Clone(flags[:i])
+			for _, f := range flags[i+1:] {
+				if q.matches(f) {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+	}
+	return flags
 }
 
 func (q clientQuery) echo() *engine.Query {
@@ -283,9 +263,9 @@ func (q clientQuery) echo() *engine.Query {
 	return out
 }
 
-// response returns the encoded answer for q, from cache when possible.
+// response returns the answer for q, from cache when possible.
 func (c *clientCache) response(r *http.Request, q clientQuery) (*clientResponse, error) {
-	snap, err := c.snapshot(r)
+	cfg, err := c.config(r)
 	if err != nil {
 		return nil, err
 	}
@@ -298,12 +278,9 @@ func (c *clientCache) response(r *http.Request, q clientQuery) (*clientResponse,
 		return res, nil
 	}
 	key := string(keyBytes)
-	res, err = encodeClientFeatures(snap, q)
-	if err != nil {
-		return nil, err
-	}
+	res = newClientResponse(cfg, q, &c.chunks)
 	c.mu.Lock()
-	if c.snap == snap {
+	if c.cfg == cfg {
 		if len(c.responses) > 1000 {
 			clear(c.responses)
 		}
@@ -313,55 +290,149 @@ func (c *clientCache) response(r *http.Request, q clientQuery) (*clientResponse,
 	return res, nil
 }
 
-// encodeClientFeatures encodes the payload for q. Its strong ETag is
-// "<query hash>:<revision>:<content hash>", so two instances serving the
-// same data agree, and any change of content changes it.
-func encodeClientFeatures(snap *clientSnapshot, q clientQuery) (*clientResponse, error) {
-	payload := engine.ClientFeatures{Version: 2, Features: []engine.Feature{}, Query: q.echo()}
-	used := map[int]bool{}
-	flags := snap.byEnv[q.env]
-	for i := range flags {
-		f := &flags[i]
-		if !q.matches(f) {
-			continue
-		}
-		if q.inline {
-			payload.Features = append(payload.Features, f.inlined)
-			continue
-		}
-		payload.Features = append(payload.Features, f.withSegments)
-		for _, id := range f.segmentIDs {
-			used[id] = true
-		}
+// The fixed parts of a GET /api/client/features answer around its flags.
+var (
+	featuresHead = []byte(`{"version":2,"features":[`)
+	// featuresHeadGzip is featuresHead deflated once, for chunked answers.
+	featuresHeadGzip = sync.OnceValue(func() httpgzip.Piece { return httpgzip.Deflate(false, featuresHead) })
+)
+
+// materializeMax is the largest answer kept whole in memory (with its
+// gzip encoding); a larger one is written from the configuration's
+// fragments on each request and compressed in chunks, so that a large
+// configuration is held once. (A variable for tests.)
+var materializeMax = 4 << 20
+
+// clientResponse is one GET /api/client/features answer: `{"version":2,
+// "features":[` (featuresHead), the flags' JSON separated by commas, then
+// tail (segments, query, meta). Its strong ETag is "<query hash>:
+// <revision>:<content hash>", so two instances serving the same data
+// agree, and any change of content changes it.
+type clientResponse struct {
+	etag   string
+	flags  [][]byte // the flags' JSON, in order
+	tail   []byte
+	length int
+	// whole is the answer in one piece when it is at most materializeMax
+	// bytes (flags is then nil).
+	whole *httpgzip.Cached
+	// gz is the chunked gzip encoding of a large answer, made on the
+	// first request that accepts gzip.
+	gz func() []httpgzip.Piece
+}
+
+// newClientResponse builds the answer for q from cfg.
+func newClientResponse(cfg *clientconfig.Config, q clientQuery, chunks *chunkCache) *clientResponse {
+	selected := q.selectFlags(cfg)
+	res := &clientResponse{flags: make([][]byte, len(selected))}
+	hashes := make([]uint64, len(selected))
+	res.length = len(featuresHead) + max(len(selected)-1, 0)
+	for i, f := range selected {
+		res.flags[i], hashes[i] = f.Encoded(q.inline)
+		res.length += len(res.flags[i])
 	}
+	// The tail up to the query is the content the ETag digests, with the
+	// flags; the meta (holding the ETag) follows it.
+	tail := []byte{']'}
+	var segmentIDs []int
 	if !q.inline {
-		payload.Segments = []engine.Segment{}
-		ids := make([]int, 0, len(used))
-		for id := range used {
-			ids = append(ids, id)
+		for _, f := range selected {
+			segmentIDs = append(segmentIDs, f.SegmentIDs()...)
 		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			payload.Segments = append(payload.Segments, snap.segments[id])
+		slices.Sort(segmentIDs)
+		segmentIDs = slices.Compact(segmentIDs)
+	}
+	segments := 0
+	for _, id := range segmentIDs {
+		sg := cfg.Segment(id)
+		if sg == nil {
+			continue
 		}
+		if segments == 0 {
+			tail = append(tail, `,"segments":[`...)
+		} else {
+			tail = append(tail, ',')
+		}
+		tail = append(tail, sg.JSON...)
+		segments++
 	}
-	content, err := json.Marshal(payload)
-	if err != nil {
-		return nil, apierr.Internal(err)
+	if segments > 0 {
+		tail = append(tail, ']')
 	}
-	h := fnv.New32a()
-	h.Write(content)
-	etag := fmt.Sprintf("%q", fmt.Sprintf("%s:%d:%08x", q.hash(), snap.revision, h.Sum32()))
-	payload.Meta = &engine.Meta{Revision: snap.revision, ETag: etag, QueryHash: q.hash()}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return nil, apierr.Internal(err)
+	query, _ := json.Marshal(q.echo())
+	tail = append(append(tail, `,"query":`...), query...)
+	d := xxhash.New()
+	_, _ = d.Write(featuresHead)
+	for i, b := range res.flags {
+		if i > 0 {
+			_, _ = d.Write([]byte{','})
+		}
+		_, _ = d.Write(b)
 	}
-	if !q.inline && len(payload.Segments) == 0 {
+	_, _ = d.Write(tail)
+	_, _ = d.Write([]byte{'}'})
+	res.etag = fmt.Sprintf("%q", fmt.Sprintf("%s:%d:%08x", q.hash(), cfg.Revision, uint32(d.Sum64())))
+	meta, _ := json.Marshal(&engine.Meta{Revision: cfg.Revision, ETag: res.etag, QueryHash: q.hash()})
+	tail = append(append(tail, `,"meta":`...), meta...)
+	if !q.inline && segments == 0 {
 		// Keep "segments":[] for clients that announced segment support.
-		body = append(body[:len(body)-1], []byte(`,"segments":[]}`)...)
+		tail = append(tail, `,"segments":[]`...)
 	}
-	return &clientResponse{etag: etag, body: httpgzip.NewCached(body)}, nil
+	res.tail = append(tail, '}')
+	res.length += len(res.tail)
+	if res.length <= materializeMax {
+		body := make([]byte, 0, res.length)
+		body = res.appendFlags(append(body, featuresHead...))
+		res.whole, res.flags = httpgzip.NewCached(append(body, res.tail...)), nil
+		return res
+	}
+	res.gz = sync.OnceValue(func() []httpgzip.Piece {
+		pieces := append([]httpgzip.Piece{featuresHeadGzip()}, chunks.pieces(selected, res.flags, hashes)...)
+		return append(pieces, httpgzip.Deflate(true, res.tail))
+	})
+	return res
+}
+
+// appendFlags appends the flags' JSON separated by commas.
+func (res *clientResponse) appendFlags(b []byte) []byte {
+	for i, f := range res.flags {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, f...)
+	}
+	return b
+}
+
+// writeBufSize is the size of the buffer a large answer is written
+// through.
+const writeBufSize = 64 << 10
+
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, writeBufSize); return &b }}
+
+// write sends the uncompressed body.
+func (res *clientResponse) write(w http.ResponseWriter) {
+	if res.whole != nil {
+		_, _ = w.Write(res.whole.Body)
+		return
+	}
+	bp := writeBufs.Get().(*[]byte)
+	buf := append((*bp)[:0], featuresHead...)
+	for i, f := range res.flags {
+		if len(buf)+len(f)+1 > writeBufSize {
+			if _, err := w.Write(buf); err != nil {
+				break
+			}
+			buf = buf[:0]
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, f...)
+	}
+	_, _ = w.Write(append(buf, res.tail...))
+	*bp = buf[:0]
+	writeBufs.Put(bp)
 }
 
 func (s *API) clientFeatures(w http.ResponseWriter, r *http.Request) error {
@@ -373,23 +444,43 @@ func (s *API) clientFeatures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	writeClientFeatures(w, r, res)
+	return nil
+}
+
+// writeClientFeatures sends res: 304 to a matching If-None-Match, else
+// the body, gzipped when the client accepts it.
+func writeClientFeatures(w http.ResponseWriter, r *http.Request, res *clientResponse) {
 	h := w.Header()
 	httpgzip.AddVary(h)
 	if r.Header.Get("If-None-Match") == res.etag {
 		w.WriteHeader(http.StatusNotModified)
-		return nil
-	}
-	body := res.body.Body
-	if httpgzip.Wants(r, len(body)) {
-		body = res.body.Gzipped()
-		h["Content-Encoding"] = httpgzip.HeaderGzip
+		return
 	}
 	h.Set("ETag", res.etag)
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	gzipped := httpgzip.Wants(r, res.length)
+	if gzipped {
+		h["Content-Encoding"] = httpgzip.HeaderGzip
+	}
+	switch {
+	case !gzipped:
+		h.Set("Content-Length", strconv.Itoa(res.length))
+	case res.whole != nil:
+		h.Set("Content-Length", strconv.Itoa(len(res.whole.Gzipped())))
+	default:
+		h.Set("Content-Length", strconv.Itoa(httpgzip.GzipLen(res.gz())))
+	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-	return nil
+	switch {
+	case r.Method == http.MethodHead:
+	case !gzipped:
+		res.write(w)
+	case res.whole != nil:
+		_, _ = w.Write(res.whole.Gzipped())
+	default:
+		_ = httpgzip.WriteGzip(w, res.gz())
+	}
 }
 
 func (s *API) clientFeature(w http.ResponseWriter, r *http.Request) error {
@@ -397,18 +488,102 @@ func (s *API) clientFeature(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	snap, err := s.client.snapshot(r)
+	cfg, err := s.client.config(r)
 	if err != nil {
 		return err
 	}
 	name := r.PathValue("featureName")
-	flags := snap.byEnv[q.env]
-	i, found := slices.BinarySearchFunc(flags, name, func(f clientFlag, n string) int { return strings.Compare(f.withSegments.Name, n) })
-	if !found || !q.matches(&flags[i]) {
+	f := cfg.Find(q.env, name)
+	if f == nil || !q.matches(f) {
 		return apierr.NotFound("Could not find feature flag %s", name)
 	}
-	if q.inline {
-		return httpjson.Write(w, http.StatusOK, flags[i].inlined)
+	body, _ := f.Encoded(q.inline)
+	return httpjson.Write(w, http.StatusOK, json.RawMessage(body))
+}
+
+// chunkCache keeps the deflated chunks of large answers: consecutive runs
+// of flags whose boundaries depend on the flags' names only, so that a
+// change to one flag leaves the other chunks as they were.
+type chunkCache struct {
+	mu        sync.Mutex
+	cur, prev map[uint64]httpgzip.Piece
+}
+
+// Chunk bounds: a chunk ends after a flag whose name hashes to a multiple
+// of chunkEvery once it holds chunkMin bytes, and at chunkMax bytes in
+// any case.
+const (
+	chunkMin   = 32 << 10
+	chunkMax   = 256 << 10
+	chunkEvery = 16
+)
+
+// nextGeneration starts a new configuration: chunks not used since the
+// last configuration that used any are dropped (so a few changes in a row
+// without a gzip request in between keep them).
+func (cc *chunkCache) nextGeneration() {
+	cc.mu.Lock()
+	if len(cc.cur) > 0 {
+		cc.prev, cc.cur = cc.cur, map[uint64]httpgzip.Piece{}
 	}
-	return httpjson.Write(w, http.StatusOK, flags[i].withSegments)
+	cc.mu.Unlock()
+}
+
+// pieces deflates the flags' JSON, separated by commas, in chunks, reusing
+// the chunks already deflated.
+func (cc *chunkCache) pieces(flags []*clientconfig.Flag, data [][]byte, hashes []uint64) []httpgzip.Piece {
+	var out []httpgzip.Piece
+	start, size := 0, 0
+	for i, f := range flags {
+		size += len(data[i]) + 1
+		if i < len(flags)-1 && size < chunkMax && (size < chunkMin || xxhash.Sum64String(f.Name)%chunkEvery != 0) {
+			continue
+		}
+		out = append(out, cc.chunk(data[start:i+1], hashes[start:i+1], start == 0))
+		start, size = i+1, 0
+	}
+	return out
+}
+
+// chunk returns the deflated chunk of parts (a leading comma unless
+// first), from the cache when it was deflated before.
+func (cc *chunkCache) chunk(parts [][]byte, hashes []uint64, first bool) httpgzip.Piece {
+	d := xxhash.New()
+	var b [8]byte
+	if first {
+		_, _ = d.Write([]byte{1})
+	}
+	for _, h := range hashes {
+		for i := range b {
+			b[i] = byte(h >> (8 * i))
+		}
+		_, _ = d.Write(b[:])
+	}
+	key := d.Sum64()
+	cc.mu.Lock()
+	p, ok := cc.cur[key]
+	if !ok {
+		if p, ok = cc.prev[key]; ok {
+			cc.cur[key] = p
+		}
+	}
+	cc.mu.Unlock()
+	if ok {
+		return p
+	}
+	joined := make([][]byte, 0, 2*len(parts))
+	for i, part := range parts {
+		if i > 0 || !first {
+			joined = append(joined, []byte{','})
+		}
+		joined = append(joined, part)
+	}
+	p = httpgzip.Deflate(false, joined...)
+	cc.mu.Lock()
+	if cc.cur == nil {
+		cc.cur = map[uint64]httpgzip.Piece{}
+	}
+	cc.cur[key] = p
+	cc.mu.Unlock()
+	return p
 }

@@ -1,39 +1,49 @@
 package sdkapi
 
 import (
+	"encoding/binary"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/rs/cors"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/frontend"
 	"github.com/bunting-flags/bunting/internal/httpjson"
-	"github.com/bunting-flags/bunting/proxy"
 )
 
-// frontendAPI serves /api/frontend with the proxy package's evaluation
-// handler, from engine snapshots compiled out of the client API's
-// in-memory snapshot: one per token environment and project scope, rebuilt
-// when the client snapshot changes.
+// frontendAPI serves /api/frontend with the evaluation handler the proxy
+// mounts too (internal/frontend), from engine snapshots compiled out of
+// the client configuration: one per token environment and project scope,
+// compiled again when the configuration changes. A compiled snapshot does
+// not keep its payload (the configuration holds the flags once).
 type frontendAPI struct {
 	s       *API
 	handler http.Handler
 	cors    *cors.Cors
 
-	mu     sync.Mutex
-	source *clientSnapshot
+	mu sync.Mutex
+	// source identifies the configuration snaps were compiled from: its
+	// lineage and revision determine its content.
+	source [2]uint64
 	snaps  map[string]*engine.Snapshot
+	// versions identifies the configuration of each snapshot in snaps
+	// (see scopeVersion).
+	versions map[*engine.Snapshot]uint64
 }
 
 func newFrontendAPI(s *API) *frontendAPI {
-	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}}
-	h := proxy.NewFrontendHandler(proxy.FrontendOptions{
-		Snapshot: f.snapshot, EnableAll: true, Complete: completeFrontendContext,
+	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}, versions: map[*engine.Snapshot]uint64{}}
+	h := frontend.New(frontend.Options{
+		Snapshot: f.snapshot, EnableAllEndpoint: true, Complete: completeFrontendContext,
 		MaxBodyBytes: s.cfg.BodyLimit, Logger: s.log,
 	})
 	f.handler = http.StripPrefix("/api/frontend", h)
@@ -50,7 +60,7 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 	if p == nil {
 		return nil, apierr.Unauthenticated("A frontend API token is required.")
 	}
-	cs, err := f.s.client.snapshot(r)
+	cfg, err := f.s.client.config(r)
 	if err != nil {
 		return nil, err
 	}
@@ -59,37 +69,75 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 	key := p.Environment + "|" + strings.Join(projects, ",")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if cs != f.source {
-		f.source, f.snaps = cs, map[string]*engine.Snapshot{}
+	if source := [2]uint64{cfg.Lineage(), uint64(cfg.Revision)}; source != f.source {
+		f.source, f.snaps, f.versions = source, map[string]*engine.Snapshot{}, map[*engine.Snapshot]uint64{}
 	}
 	if snap, ok := f.snaps[key]; ok {
 		return snap, nil
 	}
-	snap := compileFrontendSnapshot(cs, p)
-	f.snaps[key] = snap
+	var features []engine.Feature
+	version := xxhash.New()
+	size := 0
+	for _, flag := range cfg.Flags(p.Environment) {
+		if !p.CanSeeProject(flag.Project) {
+			continue
+		}
+		size += len(flag.JSON)
+		feature, err := flag.Feature()
+		if err != nil {
+			return nil, apierr.Internal(err)
+		}
+		features = append(features, feature)
+		_, _ = version.Write(binary.LittleEndian.AppendUint64(nil, flag.Hash))
+	}
+	snap := compileScope(features, func(id int) (engine.Segment, bool) {
+		sg := cfg.Segment(id)
+		if sg == nil {
+			return engine.Segment{}, false
+		}
+		_, _ = version.Write(sg.JSON)
+		return sg.Segment, true
+	})
+	*snap.Features() = engine.ClientFeatures{Version: 2}
+	f.snaps[key], f.versions[snap] = snap, version.Sum64()
+	releaseAfterBuild(size)
 	return snap, nil
 }
 
-// compileFrontendSnapshot compiles the flags of the token's environment and
-// projects, with the segments they use.
-func compileFrontendSnapshot(cs *clientSnapshot, p *domain.Principal) *engine.Snapshot {
-	cf := &engine.ClientFeatures{Version: 2, Features: []engine.Feature{}}
-	used := map[int]bool{}
-	for _, flag := range cs.byEnv[p.Environment] {
-		if !p.CanSeeProject(flag.withSegments.Project) {
-			continue
-		}
-		cf.Features = append(cf.Features, flag.withSegments)
-		for _, id := range flag.segmentIDs {
-			used[id] = true
+// scopeVersion identifies the configuration of a snapshot snapshot
+// compiled (a digest of its flags and segments, the same in every
+// instance serving the same configuration); an older snapshot gets a
+// number of this process.
+func (f *frontendAPI) scopeVersion(s *engine.Snapshot) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.versions[s]; ok {
+		return v
+	}
+	return scopeSequence.Add(1) | 1<<63
+}
+
+var scopeSequence atomic.Uint64
+
+// compileScope compiles features (one scope's flags) with the segments
+// they use, asked of segment in the order of their ids.
+func compileScope(features []engine.Feature, segment func(id int) (engine.Segment, bool)) *engine.Snapshot {
+	cf := &engine.ClientFeatures{Version: 2, Features: features}
+	if cf.Features == nil {
+		cf.Features = []engine.Feature{}
+	}
+	var ids []int
+	for _, feature := range features {
+		for _, st := range feature.Strategies {
+			ids = append(ids, st.Segments...)
 		}
 	}
-	for id := range used {
-		if sg, ok := cs.segments[id]; ok {
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if sg, ok := segment(id); ok {
 			cf.Segments = append(cf.Segments, sg)
 		}
 	}
-	sort.Slice(cf.Segments, func(i, j int) bool { return cf.Segments[i].ID < cf.Segments[j].ID })
 	return engine.Compile(cf, engine.Options{})
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
 	"github.com/bunting-flags/bunting/internal/usage"
-	"github.com/bunting-flags/bunting/proxy/wire"
+	"github.com/bunting-flags/bunting/internal/wire"
 )
 
 // The metrics and registration routes decode the body and hand it to
@@ -50,7 +50,7 @@ func (s *API) recordMetrics(w http.ResponseWriter, r *http.Request, sdkType stri
 	if err != nil {
 		return err
 	}
-	cs, err := s.client.snapshot(r)
+	cs, err := s.client.config(r)
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,11 @@ func (s *API) RegisterOFREP(r route.Registrar) {
 		Snapshot: func(r *http.Request, scope string) (*engine.Snapshot, error) {
 			return front.snapshot(r.WithContext(domain.WithPrincipal(r.Context(), scopePrincipal(scope))))
 		},
-		Complete:     completeFrontendContext,
-		MaxBodyBytes: s.cfg.BodyLimit,
-		Logger:       s.log,
-		Changes:      s.storeChanges,
+		Complete:      completeFrontendContext,
+		MaxBodyBytes:  s.cfg.BodyLimit,
+		Logger:        s.log,
+		Changes:       s.storeChanges,
+		ConfigVersion: front.scopeVersion,
 	})
 	served := front.corsHeaders(h)
 	for _, pattern := range []string{"POST /ofrep/v1/evaluate/flags", "POST /ofrep/v1/evaluate/flags/{key}", "GET /ofrep/v1/events"} {

@@ -22,7 +22,8 @@ func (s *API) Register(r route.Registrar) {
 	r.Client("GET /api/client/delta", s.clientDelta)
 
 	front := s.front
-	// Frontend API (frontend tokens): the proxy package's handler.
+	// Frontend API (frontend tokens): the evaluation handler of
+	// internal/frontend, which the proxy mounts too.
 	r.Frontend("GET /api/frontend", front.evaluate("frontend"))
 	r.Frontend("POST /api/frontend", front.evaluate("frontend"))
 	r.Frontend("GET /api/frontend/all", front.evaluate("frontend/all"))

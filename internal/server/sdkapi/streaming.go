@@ -6,11 +6,12 @@ package sdkapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"github.com/bunting-flags/bunting/internal/config"
 	"net/http"
 	"time"
+
+	"github.com/bunting-flags/bunting/internal/clientconfig"
+	"github.com/bunting-flags/bunting/internal/config"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/server/route"
@@ -69,22 +70,18 @@ func (s *API) newHub() *stream.Hub {
 // streamState is the scope's flags and the segments they use, encoded as
 // GET /api/client/features serves them.
 func streamState(snapshot any, sc stream.Scope) *stream.State {
-	snap, q := snapshot.(*clientSnapshot), sc.(streamScope).q
+	cfg, q := snapshot.(*clientconfig.Config), sc.(streamScope).q
 	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
-	flags := snap.byEnv[q.env]
-	for i := range flags {
-		f := &flags[i]
+	for _, f := range cfg.Flags(q.env) {
 		if !q.matches(f) {
 			continue
 		}
-		b, err := json.Marshal(f.withSegments)
-		if err != nil {
-			continue // engine.Feature always encodes
-		}
-		st.Flags[f.withSegments.Name] = stream.Flag{Project: f.withSegments.Project, JSON: b}
-		for _, id := range f.segmentIDs {
+		st.Flags[f.Name] = stream.Flag{Project: f.Project, JSON: f.JSON}
+		for _, id := range f.SegmentIDs() {
 			if _, ok := st.Segments[id]; !ok {
-				st.Segments[id], _ = json.Marshal(snap.segments[id])
+				if sg := cfg.Segment(id); sg != nil {
+					st.Segments[id] = sg.JSON
+				}
 			}
 		}
 	}
@@ -129,13 +126,18 @@ func (s *API) RunStreaming(ctx context.Context) {
 }
 
 // publishSnapshot brings the hub up to the current snapshot.
-func (s *API) publishSnapshot(ctx context.Context) (*clientSnapshot, error) {
-	snap, err := s.client.snapshotCtx(ctx)
+func (s *API) publishSnapshot(ctx context.Context) (*clientconfig.Config, error) {
+	cfg, err := s.client.configCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.hub.Publish(snap.revision, snap)
-	return snap, nil
+	s.hub.Publish(cfg.Revision, cfg)
+	if old := s.published.Swap(cfg.Lineage()); old != 0 && old != cfg.Lineage() {
+		// Built anew: the configurations before it share none of its
+		// flags, so the hub does not keep them.
+		s.hub.Forget()
+	}
+	return cfg, nil
 }
 
 func (s *API) streamQuery(r *http.Request) (clientQuery, error) {
@@ -177,8 +179,8 @@ func (s *API) clientStreaming(w http.ResponseWriter, r *http.Request) error {
 		if p, err := s.tokens.Resolve(r.Context(), secret); err == nil && p == nil {
 			return false // the token was revoked or expired
 		}
-		snap, err := s.client.snapshotCtx(r.Context())
-		return err != nil || snap.envs[q.env] // a deleted environment ends its streams
+		cfg, err := s.client.configCtx(r.Context())
+		return err != nil || cfg.HasEnvironment(q.env) // a deleted environment ends its streams
 	})
 	return nil
 }

@@ -3,23 +3,25 @@ package sdkapi
 import (
 	"sync/atomic"
 
+	"github.com/bunting-flags/bunting/internal/clientconfig"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/usage"
 )
 
 // knownFlags is what a report may count (usage.Flags): the flags of the
-// snapshot that the token sees in its environment, with their variants.
-// So what one report stores is bounded by the configuration, whatever
-// names a client makes up.
+// configuration that the token sees in its environment, with their
+// variants. So what one report stores is bounded by the configuration,
+// whatever names a client makes up.
 type knownFlags struct {
 	idx *flagIndex
 	p   *domain.Principal
 }
 
-// flagIndex finds a snapshot's flags by environment and name, as metrics
-// reports look them up: every flag a report counts, once.
+// flagIndex finds a configuration's flags by environment and name, as
+// metrics reports look them up (a map index with the report's bytes, so a
+// lookup allocates nothing).
 type flagIndex struct {
-	cs    *clientSnapshot
+	cfg   *clientconfig.Config
 	byEnv map[string]map[string]*indexedFlag
 }
 
@@ -29,29 +31,22 @@ type indexedFlag struct {
 	project string
 }
 
-// flagIndexCache holds the index of the latest snapshot.
+// flagIndexCache holds the index of the latest configuration.
 type flagIndexCache = atomic.Pointer[flagIndex]
 
-// flagIndexOf returns the index of cs, building it once per snapshot.
-func (s *API) flagIndexOf(cs *clientSnapshot) *flagIndex {
-	if idx := s.flagIndex.Load(); idx != nil && idx.cs == cs {
+// flagIndexOf returns the index of cfg, building it once per
+// configuration.
+func (s *API) flagIndexOf(cfg *clientconfig.Config) *flagIndex {
+	if idx := s.flagIndex.Load(); idx != nil && idx.cfg == cfg {
 		return idx
 	}
-	idx := &flagIndex{cs: cs, byEnv: make(map[string]map[string]*indexedFlag, len(cs.byEnv))}
-	for env, flags := range cs.byEnv {
+	envs := cfg.Environments()
+	idx := &flagIndex{cfg: cfg, byEnv: make(map[string]map[string]*indexedFlag, len(envs))}
+	for _, env := range envs {
+		flags := cfg.Flags(env)
 		m := make(map[string]*indexedFlag, len(flags))
-		for i := range flags {
-			f := &flags[i].withSegments
-			e := &indexedFlag{KnownFlag: usage.KnownFlag{Name: f.Name}, project: f.Project}
-			for _, v := range f.Variants {
-				e.Variants = append(e.Variants, v.Name)
-			}
-			for _, st := range f.Strategies {
-				for _, v := range st.Variants {
-					e.Variants = append(e.Variants, v.Name)
-				}
-			}
-			m[f.Name] = e
+		for _, f := range flags {
+			m[f.Name] = &indexedFlag{KnownFlag: usage.KnownFlag{Name: f.Name, Variants: f.Variants()}, project: f.Project}
 		}
 		idx.byEnv[env] = m
 	}

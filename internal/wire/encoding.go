@@ -110,14 +110,15 @@ func (e *Encoding) appendFlag(buf []byte, i int, enabled bool, id int) []byte {
 	return append(buf, "false}"...)
 }
 
-// AppendToggles writes the response to a request for every flag: the
-// enabled flags, or all of them with all.
-func (e *Encoding) AppendToggles(buf []byte, ids []engine.VariantID, all bool) []byte {
+// AppendToggles writes the answer to a request that names no flags from
+// the outcome of every flag (ids): the enabled flags, or every flag
+// withDisabled (the /all endpoint).
+func (e *Encoding) AppendToggles(buf []byte, ids []engine.VariantID, withDisabled bool) []byte {
 	buf = append(buf, `{"toggles":[`...)
 	sep := false
 	for i, id := range ids {
 		on := id != engine.OffVariantID
-		if !on && !all {
+		if !on && !withDisabled {
 			continue
 		}
 		if sep {
@@ -129,18 +130,22 @@ func (e *Encoding) AppendToggles(buf []byte, ids []engine.VariantID, all bool) [
 	return append(buf, "]}"...)
 }
 
-// ETag is the weak ETag of the response AppendToggles wrote for ids: the
-// encoding's hash and the variant IDs determine its bytes, so digesting
+// OutcomeHash digests an outcome of every flag: the encoding's hash and
+// the variant IDs determine the bytes AppendToggles writes, so digesting
 // them (4 bytes per flag) stands for digesting the body (about 100).
-func (e *Encoding) ETag(length int, ids []engine.VariantID, all bool) ETag {
+func (e *Encoding) OutcomeHash(ids []engine.VariantID, withDisabled bool) uint64 {
 	var d xxhash.Digest
 	d.ResetWithSeed(e.hash)
-	_, _ = d.Write([]byte{boolByte(all)})
+	_, _ = d.Write([]byte{boolByte(withDisabled)})
 	if len(ids) > 0 {
 		_, _ = d.Write(unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), len(ids)*int(unsafe.Sizeof(ids[0]))))
 	}
-	return ETag{length: length, hash: d.Sum64()}
+	return d.Sum64()
 }
+
+// OutcomeETag is the weak ETag of the body of length bytes AppendToggles
+// wrote for the outcome OutcomeHash digested.
+func OutcomeETag(length int, hash uint64) ETag { return ETag{length: length, hash: hash} }
 
 // appendVariant writes a variant in the reference's key order; nil is the
 // disabled fallback of a disabled flag.

@@ -1,6 +1,7 @@
-// Package wire is the proxy's byte-level HTTP code, kept apart from its
-// routes and state so that the hot path can be read (and benchmarked) on
-// its own:
+// Package wire is the byte-level HTTP code of the evaluation answers that
+// both products serve (the proxy's /proxy, the server's /api/frontend,
+// OFREP on both), kept apart from routes and state so that the hot path
+// can be read (and benchmarked) on its own:
 //
 //   - reading a request: the query-string context (ParseQuery), the POST
 //     body scanner (ParsePostBody, ReadBody, CheckContentType);
