@@ -18,7 +18,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -94,8 +93,16 @@ func New(o Options) (*Handler, error) {
 			return *p
 		},
 	}
-	maps.Copy(funcs, editorFuncs)
-	maps.Copy(funcs, integrationFuncs)
+	// Each screen's helpers join the shared ones; a name defined twice
+	// would silently replace the other screen's helper and break its pages.
+	for _, more := range []map[string]any{editorFuncs, integrationFuncs} {
+		for name, fn := range more {
+			if _, taken := funcs[name]; taken {
+				return nil, fmt.Errorf("webui: template function %q is defined twice", name)
+			}
+			funcs[name] = fn
+		}
+	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, err
