@@ -263,6 +263,17 @@ func (s *session) CanIn(perm, project, env string) bool {
 	return slices.Contains(held, perm)
 }
 
+// CanSwitch reports whether the person may use a flag's switch in env of
+// project: UPDATE_FEATURE_ENVIRONMENT there and, to switch on a flag that
+// has no enabled strategy there (the API then adds one, as Unleash does),
+// CREATE_FEATURE_STRATEGY too. A switch that is on may always go off.
+func (s *session) CanSwitch(project, env string, on, hasEnabledStrategies bool) bool {
+	if !s.CanIn("UPDATE_FEATURE_ENVIRONMENT", project, env) {
+		return false
+	}
+	return on || hasEnabledStrategies || s.CanIn("CREATE_FEATURE_STRATEGY", project, env)
+}
+
 // withScopes asks the API what the person holds in projects (only the
 // permissions perms, when given) and keeps it in s for CanIn.
 func (h *Handler) withScopes(r *http.Request, s *session, projects []string, perms ...string) error {
