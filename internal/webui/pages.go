@@ -35,6 +35,7 @@ func (h *Handler) routes() {
 	h.signalRoutes()
 	h.integrationRoutes()
 	h.accessRoutes()
+	h.ssoRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
