@@ -138,4 +138,9 @@ func TestWebUISSOSettings(t *testing.T) {
 	pat.waitFor("the refusal", `(document.querySelector("[data-error]") || {}).textContent?.includes("Password sign-in is switched off")`)
 	breakGlass := newUIBrowser(t)
 	breakGlass.signIn(h.URL, servertest.AdminUser, servertest.AdminPassword)
+
+	// At phone width the screen does not scroll sideways.
+	breakGlass.do("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	breakGlass.open(h.URL + "/sso")
+	breakGlass.noSideScroll("/sso")
 }
