@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,6 +70,31 @@ func TestFeatureSearch(t *testing.T) {
 			if strings.Join(got, " ") != c.want || total != c.total {
 				t.Errorf("%s: got %v (total %d), want %q (total %d)", c.query, got, total, c.want, c.total)
 			}
+		}
+		// Each switch says whether its environment has strategies, and
+		// enabled ones (alpha got one when switched on; checkout has only a
+		// disabled one; beta_5 none).
+		h.Do(t, "POST", "/api/admin/projects/shop/features/checkout/environments/development/strategies", tok, map[string]any{"name": "default", "disabled": true}).Want(t, 200)
+		var strategies struct {
+			Features []struct {
+				Name         string
+				Environments []struct {
+					Name                                string
+					HasStrategies, HasEnabledStrategies bool
+				}
+			}
+		}
+		h.Do(t, "GET", "/api/admin/search/features", tok, nil).Want(t, 200).JSON(t, &strategies)
+		var got []string
+		for _, f := range strategies.Features {
+			for _, e := range f.Environments {
+				if e.Name == "development" {
+					got = append(got, fmt.Sprintf("%s:%v/%v", f.Name, e.HasStrategies, e.HasEnabledStrategies))
+				}
+			}
+		}
+		if s := strings.Join(got, " "); s != "alpha:true/true beta_5:false/false checkout:true/false" {
+			t.Errorf("development's strategies (has/has enabled): %s", s)
 		}
 		for _, bad := range []string{"?limit=0", "?limit=201", "?offset=-1", "?stale=maybe", "?state=development", "?tag=novalue", "?archived=x"} {
 			h.Do(t, "GET", "/api/admin/search/features"+bad, tok, nil).WantError(t, 400, "ValidationError")

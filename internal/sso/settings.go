@@ -240,6 +240,13 @@ func (svc *Service) loadSettings(q store.Q) (Settings, int64, error) {
 	if s.Secret, err = svc.keys.open(row.Secret); err != nil {
 		return Settings{}, 0, apierr.Unavailable("%s", err.Error())
 	}
+	// The id is what counts; the name is the role's current one (a custom
+	// root role may have been renamed since).
+	if r, err := q.Role(int64(s.DefaultRootRoleID)); err == nil {
+		s.DefaultRootRole = r.Name
+	} else if !apierr.IsKind(err, apierr.KindNotFound) {
+		return Settings{}, 0, err
+	}
 	return s, row.Version, nil
 }
 

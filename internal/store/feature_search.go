@@ -32,10 +32,14 @@ type FeatureSearchHit struct {
 	Tags         []Tag           `json:"tags"`
 }
 
-// FeatureSwitch is a flag's switch in one environment.
+// FeatureSwitch is a flag's switch in one environment, and whether the
+// environment has strategies (enabled ones): switching a flag on where it
+// has no enabled strategy adds one, which needs another permission.
 type FeatureSwitch struct {
-	Name    string `json:"name"`
-	Enabled bool   `json:"enabled"`
+	Name                 string `json:"name"`
+	Enabled              bool   `json:"enabled"`
+	HasStrategies        bool   `json:"hasStrategies"`
+	HasEnabledStrategies bool   `json:"hasEnabledStrategies"`
 }
 
 // SearchFeatures returns one page of the flags that match, sorted by name,
@@ -109,7 +113,10 @@ func (q Q) SearchFeatures(s FeatureSearch) ([]FeatureSearchHit, int, error) {
 		marks = append(marks, fmt.Sprintf("$%d", i+1))
 	}
 	in := `(` + strings.Join(marks, ", ") + `)`
-	rows, err = q.query(`SELECT fe.feature_name, fe.environment, fe.enabled FROM feature_environments fe
+	rows, err = q.query(`SELECT fe.feature_name, fe.environment, fe.enabled,
+		EXISTS (SELECT 1 FROM feature_strategies s WHERE s.feature_name = fe.feature_name AND s.environment = fe.environment),
+		EXISTS (SELECT 1 FROM feature_strategies s WHERE s.feature_name = fe.feature_name AND s.environment = fe.environment AND NOT s.disabled)
+		FROM feature_environments fe
 		JOIN environments env ON env.name = fe.environment
 		WHERE fe.feature_name IN `+in+` ORDER BY env.sort_order, env.name`, names...)
 	if err != nil {
@@ -118,7 +125,7 @@ func (q Q) SearchFeatures(s FeatureSearch) ([]FeatureSearchHit, int, error) {
 	for rows.Next() {
 		var name string
 		var sw FeatureSwitch
-		if err := rows.Scan(&name, &sw.Name, &sw.Enabled); err != nil {
+		if err := rows.Scan(&name, &sw.Name, &sw.Enabled, &sw.HasStrategies, &sw.HasEnabledStrategies); err != nil {
 			rows.Close()
 			return nil, 0, q.s.translate(err)
 		}

@@ -46,3 +46,30 @@ func TestEditorRowsShowWhatIsStored(t *testing.T) {
 		t.Errorf("a list constraint renders as %s", list)
 	}
 }
+
+// TestStrategyFormShowsStoredParameters renders the strategy editor for a
+// stored gradual rollout: its rollout and group id fill their fields. (The
+// integrations screen once defined a template function of the same name
+// as the editor's param, which replaced it and made every flag page with a
+// strategy editor fail to draw; New now refuses a name defined twice.)
+func TestStrategyFormShowsStoredParameters(t *testing.T) {
+	h, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal([]byte(`{"name":"flexibleRollout","parameters":{"rollout":"35","groupId":"g1","stickiness":"userId"},"constraints":[],"variants":[]}`), &st); err != nil {
+		t.Fatal(err)
+	}
+	d := map[string]any{"Name": "f", "StrategyTypes": []map[string]any{{"name": "flexibleRollout", "displayName": "Gradual rollout"}},
+		"ContextFields": []map[string]any{}, "Operators": operators}
+	var b bytes.Buffer
+	if err := h.pages["flag"].ExecuteTemplate(&b, "strategy-form", map[string]any{"D": d, "St": st, "URL": "/x", "Method": "PUT", "Submit": "Save"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`name="parameters.rollout" type="number" min="0" max="100" value="35"`, `name="parameters.groupId" value="g1"`, `<option selected>userId</option>`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the editor lacks %s:\n%s", want, b.String())
+		}
+	}
+}

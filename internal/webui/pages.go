@@ -36,6 +36,7 @@ func (h *Handler) routes() {
 	h.integrationRoutes()
 	h.accessRoutes()
 	h.changeRequestRoutes()
+	h.ssoRoutes()
 	m.HandleFunc("GET /account", h.withSession(h.account))
 	m.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(r.Header.Get("Accept"), "text/html") {
@@ -66,8 +67,9 @@ type flagRow struct {
 	Stale        bool    `json:"stale"`
 	Archived     bool    `json:"archived"`
 	Environments []struct {
-		Name    string `json:"name"`
-		Enabled bool   `json:"enabled"`
+		Name                 string `json:"name"`
+		Enabled              bool   `json:"enabled"`
+		HasEnabledStrategies bool   `json:"hasEnabledStrategies"`
 	} `json:"environments"`
 	Tags []struct {
 		Type  string `json:"type"`
@@ -81,8 +83,8 @@ type flagRow struct {
 
 // flagCell is a flag's switch in one environment column.
 type flagCell struct {
-	Env              string
-	Present, Enabled bool
+	Env                                    string
+	Present, Enabled, HasEnabledStrategies bool
 }
 
 type named struct {
@@ -125,7 +127,7 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 			f.Cells[j].Env = e.Name
 			for _, fe := range f.Environments {
 				if fe.Name == e.Name {
-					f.Cells[j].Present, f.Cells[j].Enabled = true, fe.Enabled
+					f.Cells[j].Present, f.Cells[j].Enabled, f.Cells[j].HasEnabledStrategies = true, fe.Enabled, fe.HasEnabledStrategies
 				}
 			}
 		}
@@ -150,7 +152,7 @@ func (h *Handler) flags(w http.ResponseWriter, r *http.Request, s *session) {
 			shown = append(shown, f.Project)
 		}
 	}
-	if err := h.withScopes(r, s, shown, "UPDATE_FEATURE_ENVIRONMENT"); err != nil {
+	if err := h.withScopes(r, s, shown, "UPDATE_FEATURE_ENVIRONMENT", "CREATE_FEATURE_STRATEGY"); err != nil {
 		h.fail(w, r, s, err)
 		return
 	}

@@ -105,7 +105,7 @@ func (h *Handler) integrationLog(w http.ResponseWriter, r *http.Request, s *sess
 
 // integrationFuncs are the integrations screens' template helpers.
 var integrationFuncs = map[string]any{
-	// param is a parameter's current value ("" when unset).
+	// addonParam is a parameter's current value ("" when unset).
 	"addonParam": func(params map[string]string, name string) string { return params[name] },
 	// detail is one of a log row's details as text.
 	"detail": func(d map[string]any, key string) string {

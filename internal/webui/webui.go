@@ -18,7 +18,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -94,8 +93,16 @@ func New(o Options) (*Handler, error) {
 			return *p
 		},
 	}
-	maps.Copy(funcs, editorFuncs)
-	maps.Copy(funcs, integrationFuncs)
+	// Each screen's helpers join the shared ones; a name defined twice
+	// would silently replace the other screen's helper and break its pages.
+	for _, more := range []map[string]any{editorFuncs, integrationFuncs} {
+		for name, fn := range more {
+			if _, taken := funcs[name]; taken {
+				return nil, fmt.Errorf("webui: template function %q is defined twice", name)
+			}
+			funcs[name] = fn
+		}
+	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, err
@@ -254,6 +261,17 @@ func (s *session) CanIn(perm, project, env string) bool {
 		held = sc.Environments[env]
 	}
 	return slices.Contains(held, perm)
+}
+
+// CanSwitch reports whether the person may use a flag's switch in env of
+// project: UPDATE_FEATURE_ENVIRONMENT there and, to switch on a flag that
+// has no enabled strategy there (the API then adds one, as Unleash does),
+// CREATE_FEATURE_STRATEGY too. A switch that is on may always go off.
+func (s *session) CanSwitch(project, env string, on, hasEnabledStrategies bool) bool {
+	if !s.CanIn("UPDATE_FEATURE_ENVIRONMENT", project, env) {
+		return false
+	}
+	return on || hasEnabledStrategies || s.CanIn("CREATE_FEATURE_STRATEGY", project, env)
 }
 
 // withScopes asks the API what the person holds in projects (only the

@@ -2,6 +2,7 @@ package ssoapi_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -198,5 +199,32 @@ func TestSecretNeedsKeyOnPostgres(t *testing.T) {
 		}
 		h := servertest.Start(t, db, func(c *server.Config) { c.SSO.SecretsKey = "" })
 		h.Do(t, "POST", settingsPath, h.AdminToken, map[string]any{"secret": "s"}).WantError(t, 400, "ValidationError", "SECRETS_KEY")
+	})
+}
+
+// TestOIDCDefaultCustomRootRole: the default root role may be a custom
+// root role, named by id or by name in any case (never a project role),
+// and the settings always answer its current name, after a rename too.
+func TestOIDCDefaultCustomRootRole(t *testing.T) {
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		a := h.AdminToken
+		var role struct{ Roles struct{ ID float64 } }
+		h.Do(t, "POST", "/api/admin/roles", a, map[string]any{"name": "Auditor", "type": "root-custom", "description": "",
+			"permissions": []any{map[string]any{"name": "READ_ROLE"}}}).Want(t, 200).JSON(t, &role)
+		got := h.Do(t, "PUT", settingsPath, a, map[string]any{"defaultRootRole": "auditor"}).Want(t, 200).Map(t)
+		if got["defaultRootRole"] != "Auditor" || got["defaultRootRoleId"] != role.Roles.ID {
+			t.Errorf("by name: %v", got)
+		}
+		h.Do(t, "PUT", settingsPath, a, map[string]any{"defaultRootRoleId": 2}).Want(t, 200)
+		got = h.Do(t, "PUT", settingsPath, a, map[string]any{"defaultRootRoleId": role.Roles.ID}).Want(t, 200).Map(t)
+		if got["defaultRootRole"] != "Auditor" || got["defaultRootRoleId"] != role.Roles.ID {
+			t.Errorf("by id: %v", got)
+		}
+		h.Do(t, "PUT", settingsPath, a, map[string]any{"defaultRootRoleId": 4}).WantError(t, 400, "ValidationError", "`defaultRootRoleId`")
+		h.Do(t, "PUT", fmt.Sprintf("/api/admin/roles/%v", role.Roles.ID), a, map[string]any{"name": "Reviewer", "type": "root-custom", "description": "",
+			"permissions": []any{map[string]any{"name": "READ_ROLE"}}}).Want(t, 200)
+		if got := h.Do(t, "GET", settingsPath, a, nil).Want(t, 200).Map(t); got["defaultRootRole"] != "Reviewer" || got["defaultRootRoleId"] != role.Roles.ID {
+			t.Errorf("after the role was renamed: %v", got)
+		}
 	})
 }
