@@ -198,7 +198,7 @@ bench-large: ## Benchmark the server with 20,000 flags: start-up to /ready, RSS 
 	cd loadtest && $(GO) run ./largeconfig $(LARGEFLAGS)
 
 .PHONY: options-doc
-options-doc: ## Regenerate the README's option tables from the commands' option tables
+options-doc: ## Regenerate the option tables of docs/configuration.md from the commands' option tables
 	$(GO) generate ./internal/cli
 .PHONY: bench-stream
 bench-stream: node-deps ## Benchmark streaming: change → visible at the Node SDK and a default proxy (SQLite, PostgreSQL across instances), fan-out to 10,000 streams

@@ -115,7 +115,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// printTable writes the Markdown table of README.md's "Benchmarks → engine"
+// printTable writes the Markdown table of docs/benchmarks.md's engine
 // section from the recorded measurements.
 func printTable(w io.Writer) {
 	ours, sdk := measurements["bunting"], measurements["sdk"]

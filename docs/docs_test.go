@@ -9,7 +9,9 @@
 //   - every fenced block marked runnable, opened with "```sh run", runs:
 //     each block with bash -euo pipefail in a fresh temporary directory,
 //     with a bunting built from this checkout first on PATH and $REPO set
-//     to the repository's root, and must exit 0 within two minutes.
+//     to the repository's root, and must exit 0 within two minutes;
+//   - docs/architecture.md names every Go package of every module of the
+//     repository, and its package tables name no package that is gone.
 //
 // Every problem is reported, each with its file and line, in one run.
 // Whatever a block leaves running (a server started in the background) is
@@ -334,4 +336,63 @@ func sortedKeys[V any](m map[string]V) []string {
 		}
 	}
 	return out
+}
+
+// goPackages lists the repository's Go packages as paths from its root:
+// every directory holding a .go file, as `go list ./...` finds them in
+// each module (testdata, node_modules and hidden directories excluded).
+func goPackages(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			out[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// packageRowRE is a row of a package table: its first cell is a package
+// path in backticks.
+var packageRowRE = regexp.MustCompile("^\\|\\s*`([a-z0-9_./-]+)`\\s*\\|")
+
+// The architecture page lists every package, and only packages that exist.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	root := repoRoot(t)
+	pkgs := goPackages(t, root)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, pkg := range sortedKeys(pkgs) {
+		if !strings.Contains(text, "`"+pkg+"`") {
+			t.Errorf("docs/architecture.md does not list the package %s (as `%s`)", pkg, pkg)
+		}
+	}
+	inPackages := false
+	for i, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			inPackages = strings.TrimSpace(line) == "## Packages"
+		}
+		if m := packageRowRE.FindStringSubmatch(line); inPackages && m != nil && !pkgs[m[1]] {
+			t.Errorf("docs/architecture.md:%d lists %s, which is not a package of this repository", i+1, m[1])
+		}
+	}
+	t.Logf("%d packages", len(pkgs))
 }

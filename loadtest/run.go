@@ -258,7 +258,7 @@ func record(addr string, scs []scenario) (map[string]*recorded, []int, error) {
 	return recordings, sizes, nil
 }
 
-// markdown renders the report as the README's table.
+// markdown renders the report as the table of docs/benchmarks.md.
 func (r *report) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Scenario | Flags | Body (bytes) | Bunting req/s | Baseline req/s | Ratio (median of %d rounds) | Target | Met | Server CPU µs/request (Bunting / baseline) |\n", rounds)

@@ -169,7 +169,7 @@ func DefaultConfig() Config {
 	return c
 }
 
-// Options are the proxy's options, bound to c, in the order the README
+// Options are the proxy's options, bound to c, in the order docs/configuration.md
 // shows them. Each is one line: the reference's option name, its
 // environment variables (first set wins), its flag, its default, what it
 // does and its typed value.

@@ -9,7 +9,8 @@ import (
 )
 
 // Deliberate is a difference from Unleash 8.2.0 that Bunting keeps on
-// purpose. The README's compatibility section lists the same ones.
+// purpose. docs/compatibility.md lists the same ones
+// (TestDeliberateDifferencesDocumented checks it).
 type Deliberate struct {
 	Name, Reason string
 }

@@ -6,10 +6,10 @@ import (
 	"github.com/bunting-flags/bunting/proxy"
 )
 
-//go:generate go run ./optionsdoc ../../README.md
+//go:generate go run ./optionsdoc ../../docs/configuration.md
 
-// OptionTables are the README's option tables, by marker name, generated
-// from the commands' option tables.
+// OptionTables are the option tables of docs/configuration.md, by marker
+// name, generated from the commands' option tables.
 func OptionTables() map[string]string {
 	var s server.Config
 	var p proxy.Config

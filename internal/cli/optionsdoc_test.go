@@ -7,10 +7,14 @@ import (
 	"github.com/bunting-flags/bunting/internal/config"
 )
 
-// TestREADMEOptionTables fails when the README's option tables are not
-// the ones the option tables generate.
-func TestREADMEOptionTables(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// configurationPage is the page that holds the generated option tables.
+const configurationPage = "../../docs/configuration.md"
+
+// TestOptionTablesInConfigurationPage fails when the option tables of
+// docs/configuration.md are not the ones the commands' option tables
+// generate.
+func TestOptionTablesInConfigurationPage(t *testing.T) {
+	b, err := os.ReadFile(configurationPage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,6 +23,6 @@ func TestREADMEOptionTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want != string(b) {
-		t.Fatal("the README's option tables are stale: run `make options-doc`")
+		t.Fatal("the option tables of docs/configuration.md are stale: run `make options-doc`")
 	}
 }

@@ -2,7 +2,7 @@
 // (server, proxy) declares its options once, as a table of Option values
 // bound to the fields of its typed Config; from that table come the
 // defaults, the environment variables, the command-line flags, the help
-// text and the option tables of the README (see Markdown). Every value is
+// text and the option tables of docs/configuration.md (see Markdown). Every value is
 // parsed by a typed Value that validates it, and a bad value is an error
 // naming the option, its variables, its flag and the value.
 //
@@ -11,7 +11,7 @@
 //	{Name: "fetchTimeout", Env: []string{"FETCH_TIMEOUT"}, Flag: "fetch-timeout",
 //		Default: "10s", Usage: "longest upstream fetch", Value: config.Duration(&c.FetchTimeout)},
 //
-// followed by `make options-doc` to refresh the README.
+// followed by `make options-doc` to refresh docs/configuration.md.
 package config
 
 import (
@@ -26,7 +26,7 @@ import (
 
 // Option is one setting of a command.
 type Option struct {
-	// Name names the option in errors and the README: the reference's
+	// Name names the option in errors and the docs: the reference's
 	// option name where there is one (upstreamUrl), else the flag or the
 	// variable.
 	Name string
@@ -41,9 +41,9 @@ type Option struct {
 	// Defaults parses it into the config. Empty means the zero value.
 	Default string
 	// Shown describes a default that is not a value ("all interfaces");
-	// it is what help and README show when set.
+	// it is what help and the docs show when set.
 	Shown string
-	// Usage says what the option does, for help and the README.
+	// Usage says what the option does, for help and the docs.
 	Usage string
 	// Value parses and stores the option.
 	Value Value
@@ -73,7 +73,7 @@ func (o Option) errorf(v string, err error) error {
 	return fmt.Errorf("invalid value %q for %s: %w", v, o.label(), err)
 }
 
-// shownDefault is the default as help and README show it ("" for none).
+// shownDefault is the default as help and the docs show it ("" for none).
 func (o Option) shownDefault() string {
 	if o.Shown != "" {
 		return o.Shown
@@ -183,7 +183,7 @@ func Load(name string, opts []Option, lookup func(string) (string, bool), args [
 	return errors.Join(errs...)
 }
 
-// Markdown is the README table of opts: option (when withName), variables,
+// Markdown is the Markdown table of opts (docs/configuration.md): option (when withName), variables,
 // flag, default and meaning, one row per option.
 func Markdown(opts []Option, withName bool) string {
 	var b strings.Builder

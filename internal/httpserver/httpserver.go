@@ -86,7 +86,7 @@ func Streaming(h http.Handler) http.Handler {
 }
 
 // Options are the limits as options of `bunting server` and `bunting
-// proxy`, bound to l, in the order the README shows them. Durations are
+// proxy`, bound to l, in the order docs/configuration.md shows them. Durations are
 // Go durations ("30s", "2m") or whole numbers of milliseconds ("30000").
 func Options(l *Limits) []config.Option {
 	return []config.Option{

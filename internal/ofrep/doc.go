@@ -8,7 +8,7 @@
 //	POST {base}/v1/evaluate/flags/{key}  one flag
 //	GET  {base}/v1/events?c=…            change notifications (OFREP's SSE extension)
 //
-// Mapping from Bunting's model (the README has the table):
+// Mapping from Bunting's model (docs/openfeature.md has the table):
 //
 //   - a flag without variants: value is the boolean result, variant
 //     "enabled" or "disabled"; reason DISABLED when the flag is off in the

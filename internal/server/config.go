@@ -83,7 +83,7 @@ func DefaultConfig() Config {
 	return c
 }
 
-// Options are the server's options, bound to c, in the order the README
+// Options are the server's options, bound to c, in the order docs/configuration.md
 // shows them: its own, the connection limits, the streaming limits, SDK
 // usage, the signal limits, single sign-on, then the integrations' settings.
 func (c *Config) Options() []config.Option {

@@ -79,7 +79,7 @@ func startProxy(t *testing.T, h *servertest.Harness) func(name string) bool {
 	}
 }
 
-// TestAlertingWalkthrough is the README's walkthrough through the API only:
+// TestAlertingWalkthrough is the walkthrough of docs/signals.md, through the API:
 // endpoint, token, action set, one signal; the kill switch is then off
 // through the client API and through the proxy.
 func TestAlertingWalkthrough(t *testing.T) {

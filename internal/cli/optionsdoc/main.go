@@ -1,5 +1,6 @@
-// Command optionsdoc rewrites the option tables of the README (its one
-// argument) from the commands' option tables: `make options-doc`.
+// Command optionsdoc rewrites the option tables of a Markdown page (its one
+// argument, docs/configuration.md) from the commands' option tables:
+// `make options-doc`.
 package main
 
 import (
@@ -12,7 +13,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: optionsdoc README.md")
+		fmt.Fprintln(os.Stderr, "usage: optionsdoc docs/configuration.md")
 		os.Exit(2)
 	}
 	b, err := os.ReadFile(os.Args[1])

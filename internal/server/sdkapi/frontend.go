@@ -152,7 +152,8 @@ const (
 // completeFrontendContext fills the caller's address, appName and
 // environment when the context leaves them out. A currentTime in the
 // request is honoured (Unleash's frontend API moves it into properties and
-// evaluates dates against the server's clock; the README lists this).
+// evaluates dates against the server's clock; docs/compatibility.md lists
+// this).
 func completeFrontendContext(r *http.Request, ctx *engine.Context) error {
 	if ctx.RemoteAddress == "" {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
