@@ -85,7 +85,7 @@ type roleDef struct {
 var predefined = map[int64]*roleDef{
 	RoleAdmin: {typ: RoleTypeRoot},
 	RoleEditor: {typ: RoleTypeRoot,
-		root: setOf(CreateAddon, UpdateAddon, DeleteAddon, UpdateApplication, CreateContextField, UpdateContextField, DeleteContextField,
+		root: setOf(UpdateApplication, CreateContextField, UpdateContextField, DeleteContextField,
 			CreateProject, ReadRole, CreateSegment, UpdateSegment, DeleteSegment, CreateStrategy, UpdateStrategy, DeleteStrategy,
 			CreateTagType, UpdateTagType, DeleteTagType, CreateReleaseTemplate, UpdateReleaseTemplate, DeleteReleaseTemplate),
 		project: setOf(append(slices.Clone(flagWork), UpdateProjectSegment, UpdateProjectContext, ProjectUserAccessRead,

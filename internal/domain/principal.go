@@ -65,6 +65,12 @@ const (
 	PermApproveChangeRequest = access.ApproveChangeRequest
 	PermApplyChangeRequest   = access.ApplyChangeRequest
 	PermSkipChangeRequest    = access.SkipChangeRequest
+	// Integrations and sign-in settings: only Admin holds these among the
+	// predefined roles; a custom root role may give them.
+	PermCreateAddon             = access.CreateAddon
+	PermUpdateAddon             = access.UpdateAddon
+	PermDeleteAddon             = access.DeleteAddon
+	PermUpdateAuthConfiguration = access.UpdateAuthConfiguration
 )
 
 // Principal is the authenticated caller of a request.

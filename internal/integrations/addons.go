@@ -326,11 +326,11 @@ func parameterNames(p ProviderDefinition) string {
 	return strings.Join(names, ", ")
 }
 
-// Create validates in and stores a new integration as p (ADMIN) with its
+// Create validates in and stores a new integration as p (CREATE_ADDON) with its
 // addon-config-created event. The answer shows a signing secret that was
 // generated here, this once.
 func (s *Service) Create(ctx context.Context, p *domain.Principal, in AddonInput) (Addon, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermCreateAddon, "", ""); err != nil {
 		return Addon{}, err
 	}
 	pr, err := s.prepare(ctx, in, nil, nil)
@@ -360,9 +360,9 @@ func (s *Service) Create(ctx context.Context, p *domain.Principal, in AddonInput
 }
 
 // Update validates in and replaces integration id's configuration as p
-// (ADMIN) with its addon-config-updated event.
+// (UPDATE_ADDON) with its addon-config-updated event.
 func (s *Service) Update(ctx context.Context, p *domain.Principal, id int64, in AddonInput) (Addon, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAddon, "", ""); err != nil {
 		return Addon{}, err
 	}
 	old, err := s.store.Q(ctx).Integration(id)
@@ -398,9 +398,9 @@ func (s *Service) Update(ctx context.Context, p *domain.Principal, id int64, in 
 }
 
 // Delete removes integration id with its outbox and delivery log as p
-// (ADMIN), with its addon-config-deleted event.
+// (DELETE_ADDON), with its addon-config-deleted event.
 func (s *Service) Delete(ctx context.Context, p *domain.Principal, id int64) error {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermDeleteAddon, "", ""); err != nil {
 		return err
 	}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {

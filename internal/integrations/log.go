@@ -36,7 +36,7 @@ func integrationEvent(a store.DeliveryAttempt) IntegrationEvent {
 
 // Log answers integration id's delivery log, newest first, as p (ADMIN).
 func (s *Service) Log(ctx context.Context, p *domain.Principal, id int64, limit, offset int) ([]IntegrationEvent, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAddon, "", ""); err != nil {
 		return nil, err
 	}
 	q := s.store.Q(ctx)
@@ -62,7 +62,7 @@ const TestEventType = "integration-test"
 // or not it is enabled and whatever its filters, records the attempt in
 // the delivery log and answers it. It is not retried.
 func (s *Service) Test(ctx context.Context, p *domain.Principal, id int64) (IntegrationEvent, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAddon, "", ""); err != nil {
 		return IntegrationEvent{}, err
 	}
 	q := s.store.Q(ctx)

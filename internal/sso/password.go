@@ -42,20 +42,20 @@ func (svc *Service) loadSimple(q store.Q) (Simple, error) {
 	return s, nil
 }
 
-// SimpleSettings returns the password sign-in settings as p (ADMIN) may
+// SimpleSettings returns the password sign-in settings as p (UPDATE_AUTH_CONFIGURATION) may
 // read them.
 func (svc *Service) SimpleSettings(q store.Q, p *domain.Principal) (Simple, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAuthConfiguration, "", ""); err != nil {
 		return Simple{}, err
 	}
 	return svc.loadSimple(q)
 }
 
-// UpdateSimpleSettings switches password sign-in on or off as p (ADMIN),
+// UpdateSimpleSettings switches password sign-in on or off as p (UPDATE_AUTH_CONFIGURATION),
 // with its event. It can be switched off only while OIDC is enabled, so
 // that people keep a way in; the break-glass admin keeps theirs anyway.
 func (svc *Service) UpdateSimpleSettings(tx *store.Tx, p *domain.Principal, in SimpleSettings) (Simple, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAuthConfiguration, "", ""); err != nil {
 		return Simple{}, err
 	}
 	return svc.updateSimple(tx, p.Actor(), in)

@@ -250,20 +250,20 @@ func (svc *Service) loadSettings(q store.Q) (Settings, int64, error) {
 	return s, row.Version, nil
 }
 
-// Settings returns the OIDC settings as p (ADMIN) may read them.
+// Settings returns the OIDC settings as p (UPDATE_AUTH_CONFIGURATION) may read them.
 func (svc *Service) Settings(q store.Q, p *domain.Principal) (Settings, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAuthConfiguration, "", ""); err != nil {
 		return Settings{}, err
 	}
 	s, _, err := svc.loadSettings(q)
 	return s, err
 }
 
-// UpdateSettings changes the OIDC settings as p (ADMIN) and writes the
+// UpdateSettings changes the OIDC settings as p (UPDATE_AUTH_CONFIGURATION) and writes the
 // setting-created or setting-updated event in the same transaction. Every
 // instance uses the new settings from its next sign-in on.
 func (svc *Service) UpdateSettings(tx *store.Tx, p *domain.Principal, in SettingsInput) (Settings, error) {
-	if err := p.Require(domain.PermAdmin, "", ""); err != nil {
+	if err := p.Require(domain.PermUpdateAuthConfiguration, "", ""); err != nil {
 		return Settings{}, err
 	}
 	return svc.updateSettings(tx, p.Actor(), in)

@@ -39,21 +39,24 @@ type IntegrationEventList struct {
 // bodyLimit caps an addon body (a body template may be long).
 const bodyLimit = 256 << 10
 
-// Register registers the addon routes. Every one needs ADMIN.
+// Register registers the addon routes: reading integrations and their
+// delivery log is part of managing them (UPDATE_ADDON); creating and
+// deleting need CREATE_ADDON and DELETE_ADDON. Only Admin holds these among
+// the predefined roles (an integration sends events out of Bunting).
 func (a *API) Register(r route.Registrar) {
-	r.Admin("GET /api/admin/addons", domain.PermAdmin, a.list,
+	r.Admin("GET /api/admin/addons", domain.PermUpdateAddon, a.list,
 		route.API("Addons", "List the integrations (secrets masked) and the provider definitions", 200, nil, AddonList{}))
-	r.Admin("POST /api/admin/addons", domain.PermAdmin, a.create, route.JSON,
+	r.Admin("POST /api/admin/addons", domain.PermCreateAddon, a.create, route.JSON,
 		route.API("Addons", "Create an integration (a webhook's signing secret, when generated, is shown in this answer only)", 201, integrations.AddonInput{}, integrations.Addon{}))
-	r.Admin("GET /api/admin/addons/{id}", domain.PermAdmin, a.get,
+	r.Admin("GET /api/admin/addons/{id}", domain.PermUpdateAddon, a.get,
 		route.API("Addons", "Get an integration (secrets masked)", 200, nil, integrations.Addon{}))
-	r.Admin("PUT /api/admin/addons/{id}", domain.PermAdmin, a.update, route.JSON,
+	r.Admin("PUT /api/admin/addons/{id}", domain.PermUpdateAddon, a.update, route.JSON,
 		route.API("Addons", "Update an integration (a masked or left-out secret keeps its value)", 200, integrations.AddonInput{}, integrations.Addon{}))
-	r.Admin("DELETE /api/admin/addons/{id}", domain.PermAdmin, a.remove,
+	r.Admin("DELETE /api/admin/addons/{id}", domain.PermDeleteAddon, a.remove,
 		route.API("Addons", "Delete an integration with its pending deliveries and its log", 200, nil, nil))
-	r.Admin("GET /api/admin/addons/{id}/events", domain.PermAdmin, a.log,
+	r.Admin("GET /api/admin/addons/{id}/events", domain.PermUpdateAddon, a.log,
 		route.API("Addons", "An integration's delivery log, newest first: each attempt with its event, state, answer and error (limit 1–100, default 50; offset)", 200, nil, IntegrationEventList{}))
-	r.Admin("POST /api/admin/addons/{id}/test", domain.PermAdmin, a.test,
+	r.Admin("POST /api/admin/addons/{id}/test", domain.PermUpdateAddon, a.test,
 		route.API("Addons", "Send a test event to an integration now and answer the attempt (also written to its log)", 200, nil, integrations.IntegrationEvent{}))
 }
 

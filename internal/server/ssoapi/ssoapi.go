@@ -54,16 +54,16 @@ func New(svc *sso.Service, st *store.Store, acc *accounts.API, basePath, baseURL
 
 // Register registers the routes.
 func (a *API) Register(r route.Registrar) {
-	r.Admin("GET /api/admin/auth/oidc/settings", domain.PermAdmin, a.getSettings,
+	r.Admin("GET /api/admin/auth/oidc/settings", domain.PermUpdateAuthConfiguration, a.getSettings,
 		route.API("Auth", "The OpenID Connect settings", 200, nil, sso.Settings{}))
 	for _, method := range []string{"POST", "PUT"} {
-		r.Admin(method+" /api/admin/auth/oidc/settings", domain.PermAdmin, a.putSettings, route.JSON,
+		r.Admin(method+" /api/admin/auth/oidc/settings", domain.PermUpdateAuthConfiguration, a.putSettings, route.JSON,
 			route.API("Auth", "Change the OpenID Connect settings (properties left out keep their values; a blank or masked secret keeps the stored one)", 200, sso.SettingsInput{}, sso.Settings{}))
 	}
-	r.Admin("GET /api/admin/auth/simple/settings", domain.PermAdmin, a.getSimple,
+	r.Admin("GET /api/admin/auth/simple/settings", domain.PermUpdateAuthConfiguration, a.getSimple,
 		route.API("Auth", "Whether password sign-in is switched off", 200, nil, sso.Simple{}))
 	for _, method := range []string{"POST", "PUT"} {
-		r.Admin(method+" /api/admin/auth/simple/settings", domain.PermAdmin, a.putSimple, route.JSON,
+		r.Admin(method+" /api/admin/auth/simple/settings", domain.PermUpdateAuthConfiguration, a.putSimple, route.JSON,
 			route.API("Auth", "Switch password sign-in off or on (the break-glass admin keeps it)", 200, sso.SimpleSettings{}, sso.Simple{}))
 	}
 	r.Public("GET /auth/options", a.options,
