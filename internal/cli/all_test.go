@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,6 +31,24 @@ func startAll(t *testing.T, dir string, extra ...string) (serverURL, proxyURL st
 // startAllBanner is startAll that also returns what it printed.
 func startAllBanner(t *testing.T, dir string, extra ...string) (serverURL, proxyURL string, tokens quickstartTokens, banner func() string, stop func()) {
 	t.Helper()
+	// The ports were free a moment ago; a test running in parallel may
+	// take one first, so a start refused for a port in use is tried again
+	// on new ones.
+	for attempt := 1; ; attempt++ {
+		serverURL, proxyURL, tokens, banner, stop, err := tryStartAll(t, dir, extra...)
+		if err == nil {
+			return serverURL, proxyURL, tokens, banner, stop
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tryStartAll is one start of startAllBanner: an error when bunting exits
+// before it is running.
+func tryStartAll(t *testing.T, dir string, extra ...string) (serverURL, proxyURL string, tokens quickstartTokens, banner func() string, stop func(), err error) {
+	t.Helper()
 	serverPort, proxyPort := testutil.FreePort(t), testutil.FreePort(t)
 	env := map[string]string{
 		"HTTP_PORT":     strconv.Itoa(serverPort),
@@ -51,7 +70,7 @@ func startAllBanner(t *testing.T, dir string, extra ...string) (serverURL, proxy
 		select {
 		case code := <-done:
 			cancel()
-			t.Fatalf("bunting exited with %d before it was running:\n%s", code, stderr.String())
+			return "", "", tokens, nil, nil, fmt.Errorf("bunting exited with %d before it was running:\n%s", code, stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -83,7 +102,7 @@ func startAllBanner(t *testing.T, dir string, extra ...string) (serverURL, proxy
 			t.Error("bunting did not stop")
 		}
 	}
-	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stdout.String, stop
+	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stdout.String, stop, nil
 }
 
 func call(t *testing.T, method, url, token, body string) (int, string) {

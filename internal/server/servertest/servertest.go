@@ -334,9 +334,31 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 		})
 	}
 	t.Cleanup(stop)
+	waitBuilt(t, "http://"+ln.Addr().String())
 	return &Harness{
 		URL: "http://" + ln.Addr().String(), AdminToken: AdminToken, ClientToken: ClientToken, FrontendToken: FrontendToken,
 		DB: db, Server: srv, Store: st, Client: &http.Client{Timeout: 30 * time.Second}, logs: logs, stop: stop,
+	}
+}
+
+// waitBuilt waits until the server at url has built the configuration it
+// serves SDKs from (its /health stops answering 503), as a load balancer
+// would, so that a test's first request never meets a starting server.
+func waitBuilt(t testing.TB, url string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not finish starting within 60 s (/health: %v)", err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
