@@ -6,11 +6,14 @@ package testutil
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,16 +33,45 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 	return time.Since(start)
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a TCP port that was free a moment ago on every address.
+// It is drawn at random below the kernel's ephemeral range: ports the
+// kernel hands out by itself (to the outgoing connections and port-0
+// listeners of tests running in parallel) come from that range, so a port
+// chosen there could be taken between this call and the caller's listen.
+// Ports already returned in this process are not returned again.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 20000 {
+				low = n
+			}
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		port := 15000 + rand.IntN(low-15000)
+		if portsGiven[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		portsGiven[port] = true
+		return port
+	}
+	t.Fatal("no free TCP port found below the ephemeral range")
+	return 0
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // NodeModules returns the pinned npm fixtures directory
 // ($BUNTING_NODE_MODULES, else the repository's test/node/node_modules)
