@@ -26,8 +26,8 @@ func TestOIDCSettings(t *testing.T) {
 			t.Errorf("defaults: %v", got)
 		}
 		editor := h.UserToken(t, "ed", "Editor")
-		h.Do(t, "GET", settingsPath, editor, nil).WantError(t, 403, "NoAccessError", "ADMIN")
-		h.Do(t, "POST", settingsPath, editor, map[string]any{"enabled": false}).WantError(t, 403, "NoAccessError", "ADMIN")
+		h.Do(t, "GET", settingsPath, editor, nil).WantError(t, 403, "NoAccessError", "UPDATE_AUTH_CONFIGURATION")
+		h.Do(t, "POST", settingsPath, editor, map[string]any{"enabled": false}).WantError(t, 403, "NoAccessError", "UPDATE_AUTH_CONFIGURATION")
 
 		for _, c := range []struct {
 			body     map[string]any
