@@ -43,7 +43,7 @@ func TestWebUISSOSettings(t *testing.T) {
 	if n := eval[int](viewer, `document.querySelectorAll("main form, main input, main [data-call]").length`); n != 0 {
 		t.Errorf("a Viewer sees %d controls on the single sign-on screen", n)
 	}
-	if text := eval[string](viewer, `document.querySelector("main").innerText`); !strings.Contains(text, "ADMIN") {
+	if text := eval[string](viewer, `document.querySelector("main").innerText`); !strings.Contains(text, "UPDATE_AUTH_CONFIGURATION") {
 		t.Errorf("the Viewer's single sign-on screen does not say why it is empty: %s", text)
 	}
 
