@@ -156,7 +156,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 	a := startChild(t, db, admin)
 	st := servertest.OpenStore(t, db)
 	testutil.Eventually(t, 10*time.Second, "instance A holds the lease", func() bool {
-		holder, err := st.Q(context.Background()).ChangeRequestLeaseHolder()
+		holder, err := st.Q(context.Background()).LeaseHolder("schedules")
 		return err == nil && holder != ""
 	})
 	b := startChild(t, db, admin)
@@ -183,7 +183,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 	if _, err := lock.Exec(`SELECT 1 FROM features WHERE name = 'checkout' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	holder, _ := st.Q(context.Background()).ChangeRequestLeaseHolder()
+	holder, _ := st.Q(context.Background()).LeaseHolder("schedules")
 	at := time.Now().Add(time.Second)
 	setState(hb, t, ps.alice, v.ID, map[string]any{"state": "Scheduled", "scheduledAt": at.Format(time.RFC3339Nano)}).Want(t, 200)
 	testutil.Eventually(t, 10*time.Second, "an application waits on the flag's lock", func() bool {
@@ -191,7 +191,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 		err := sqlDB.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
 		return err == nil && n > 0
 	})
-	if now, _ := st.Q(context.Background()).ChangeRequestLeaseHolder(); now != holder {
+	if now, _ := st.Q(context.Background()).LeaseHolder("schedules"); now != holder {
 		t.Fatalf("the lease moved from %s to %s before the kill", holder, now)
 	}
 	a.kill()
@@ -202,7 +202,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 		return getCR(t, hb, v.ID).State == "Applied"
 	})
 	t.Logf("applied %v after the kill", took)
-	if next, _ := st.Q(context.Background()).ChangeRequestLeaseHolder(); next == holder {
+	if next, _ := st.Q(context.Background()).LeaseHolder("schedules"); next == holder {
 		t.Fatalf("the dead instance %s still holds the lease", holder)
 	}
 	time.Sleep(500 * time.Millisecond)
