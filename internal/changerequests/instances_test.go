@@ -4,14 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,19 +16,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
-// runAsBunting makes the test binary act as the bunting command in a
-// child process, so that a test can kill a real server with SIGKILL.
-const runAsBunting = "BUNTING_CHANGEREQUESTS_TEST_RUN_AS_BUNTING"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsBunting) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets a test start the test binary as the bunting command, so
+// that it can kill a real server with SIGKILL.
+func TestMain(m *testing.M) { testutil.Main(m, cli.Run) }
 
 // Two PostgreSQL instances: a request scheduled for now+2s is applied
 // once, within a second of its time, whichever instance holds the lease;
@@ -94,29 +79,21 @@ func TestTwoInstancesApplyAScheduleOnce(t *testing.T) {
 
 // child is `bunting server` in a process of its own.
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{}
+	*testutil.Process
 	base string
 }
 
 func startChild(t *testing.T, db servertest.Database, admin string) *child {
 	t.Helper()
 	port := testutil.FreePort(t)
-	cmd := exec.Command(os.Args[0], "server")
-	cmd.Env = []string{runAsBunting + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"PORT=" + strconv.Itoa(port), "HTTP_HOST=127.0.0.1", "INIT_ADMIN_API_TOKENS=" + admin, "LOG_LEVEL=warn",
-		"DATABASE_URL=" + db.URL, "SECRETS_KEY=changerequests-test-secrets-key"}
-	c := &child{cmd: cmd, done: make(chan struct{}), base: "http://127.0.0.1:" + strconv.Itoa(port)}
-	stderr := &testutil.Buffer{}
-	cmd.Stdout, cmd.Stderr = io.Discard, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(c.done) }()
+	c := &child{base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	c.Process = testutil.StartBunting(t, map[string]string{"PORT": strconv.Itoa(port), "HTTP_HOST": "127.0.0.1",
+		"INIT_ADMIN_API_TOKENS": admin, "LOG_LEVEL": "warn", "DATABASE_URL": db.URL,
+		"SECRETS_KEY": "changerequests-test-secrets-key"}, "server")
 	t.Cleanup(func() {
-		c.kill()
+		c.Kill()
 		if t.Failed() {
-			t.Logf("child %s stderr:\n%s", c.base, stderr.String())
+			t.Logf("child %s stderr:\n%s", c.base, c.Stderr.String())
 		}
 	})
 	testutil.Eventually(t, 30*time.Second, "the server answers", func() bool {
@@ -128,11 +105,6 @@ func startChild(t *testing.T, db servertest.Database, admin string) *child {
 		return res.StatusCode == 200
 	})
 	return c
-}
-
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
 }
 
 // harness lets the helpers of api_test.go talk to a child.
@@ -156,7 +128,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 	a := startChild(t, db, admin)
 	st := servertest.OpenStore(t, db)
 	testutil.Eventually(t, 10*time.Second, "instance A holds the lease", func() bool {
-		holder, err := st.Q(context.Background()).ChangeRequestLeaseHolder()
+		holder, err := st.Q(context.Background()).LeaseHolder("schedules")
 		return err == nil && holder != ""
 	})
 	b := startChild(t, db, admin)
@@ -183,7 +155,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 	if _, err := lock.Exec(`SELECT 1 FROM features WHERE name = 'checkout' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	holder, _ := st.Q(context.Background()).ChangeRequestLeaseHolder()
+	holder, _ := st.Q(context.Background()).LeaseHolder("schedules")
 	at := time.Now().Add(time.Second)
 	setState(hb, t, ps.alice, v.ID, map[string]any{"state": "Scheduled", "scheduledAt": at.Format(time.RFC3339Nano)}).Want(t, 200)
 	testutil.Eventually(t, 10*time.Second, "an application waits on the flag's lock", func() bool {
@@ -191,10 +163,10 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 		err := sqlDB.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
 		return err == nil && n > 0
 	})
-	if now, _ := st.Q(context.Background()).ChangeRequestLeaseHolder(); now != holder {
+	if now, _ := st.Q(context.Background()).LeaseHolder("schedules"); now != holder {
 		t.Fatalf("the lease moved from %s to %s before the kill", holder, now)
 	}
-	a.kill()
+	a.Kill()
 	if err := lock.Rollback(); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +174,7 @@ func TestKill9DuringScheduledApplication(t *testing.T) {
 		return getCR(t, hb, v.ID).State == "Applied"
 	})
 	t.Logf("applied %v after the kill", took)
-	if next, _ := st.Q(context.Background()).ChangeRequestLeaseHolder(); next == holder {
+	if next, _ := st.Q(context.Background()).LeaseHolder("schedules"); next == holder {
 		t.Fatalf("the dead instance %s still holds the lease", holder)
 	}
 	time.Sleep(500 * time.Millisecond)

@@ -24,8 +24,6 @@
 package changerequests
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -33,8 +31,12 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/domain"
+	"github.com/bunting-flags/bunting/internal/lease"
 	"github.com/bunting-flags/bunting/internal/store"
 )
+
+// leaseName is the scheduling lease's row in the leases table.
+const leaseName = "schedules"
 
 // Config holds the scheduler's timings.
 type Config struct {
@@ -53,11 +55,11 @@ func DefaultConfig() Config {
 
 // Service runs the change request operations and the scheduler.
 type Service struct {
-	cfg      Config
-	store    *store.Store
-	log      *slog.Logger
-	instance string
-	wake     chan struct{}
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+	lease *lease.Lease
+	wake  chan struct{}
 }
 
 // New builds the service.
@@ -71,9 +73,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &Service{cfg: cfg, store: st, log: log, instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1)}, nil
+	return &Service{cfg: cfg, store: st, log: log, lease: lease.New(st, log, leaseName, cfg.LeaseDuration), wake: make(chan struct{}, 1)}, nil
 }
 
 // Store returns the service's store (for reads its HTTP surface makes).

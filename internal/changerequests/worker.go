@@ -15,30 +15,10 @@ func (s *Service) Run(ctx context.Context) {
 	defer poll.Stop()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
-	var (
-		held    bool
-		renewed time.Time
-	)
-	defer func() {
-		release, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = s.store.Q(release).ReleaseChangeRequestLease(s.instance)
-	}()
+	defer s.lease.Release()
 	for {
 		changes := s.store.Changes()
-		now := time.Now()
-		if !held || now.Sub(renewed) >= s.cfg.PollInterval {
-			ok, err := s.store.Q(ctx).AcquireChangeRequestLease(s.instance, s.store.Now().Add(s.cfg.LeaseDuration))
-			switch {
-			case err != nil && ctx.Err() == nil:
-				s.log.Warn("changerequests: taking the scheduling lease failed", "err", err)
-			case ok && !held:
-				s.log.Debug("changerequests: this instance applies scheduled change requests", "instance", s.instance)
-			case !ok && held:
-				s.log.Info("changerequests: another instance took over applying scheduled change requests")
-			}
-			held, renewed = ok && err == nil, now
-		}
+		held, _ := s.lease.Keep(ctx, s.cfg.PollInterval)
 		wait := time.Hour
 		if held {
 			s.applyDue(ctx)

@@ -1,59 +1,30 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
-// runAsBunting makes the test binary act as the bunting command when a
-// test starts it as a child process (see startBunting): real processes,
-// with their own memory and output, without building the binary.
-const runAsBunting = "BUNTING_CLI_TEST_RUN_AS_BUNTING"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsBunting) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the tests start the test binary as the bunting command
+// (startBunting): real processes, with their own memory and output.
+func TestMain(m *testing.M) { testutil.Main(m, Run) }
 
 // buntingProcess is a bunting command running as a child process.
-type buntingProcess struct {
-	cmd            *exec.Cmd
-	stdout, stderr *testutil.Buffer
-	done           chan struct{}
-}
+type buntingProcess struct{ *testutil.Process }
 
 // startBunting runs `bunting <args>` with exactly env (plus PATH and
 // HOME); it is stopped, gracefully, at the end of the test.
 func startBunting(t *testing.T, env map[string]string, args ...string) *buntingProcess {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{runAsBunting + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	p := &buntingProcess{cmd: cmd, stdout: &testutil.Buffer{}, stderr: &testutil.Buffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
+	p := &buntingProcess{testutil.StartBunting(t, env, args...)}
 	t.Cleanup(func() { p.stop(t) })
 	return p
 }
@@ -62,17 +33,17 @@ func startBunting(t *testing.T, env map[string]string, args ...string) *buntingP
 func (p *buntingProcess) stop(t *testing.T) {
 	t.Helper()
 	select {
-	case <-p.done:
+	case <-p.Done:
 		return
 	default:
 	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
+	_ = p.Cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		t.Errorf("bunting %v did not stop on an interrupt", p.cmd.Args[1:])
+		_ = p.Cmd.Process.Kill()
+		<-p.Done
+		t.Errorf("bunting %v did not stop on an interrupt", p.Cmd.Args[1:])
 	}
 }
 
@@ -80,8 +51,8 @@ func (p *buntingProcess) stop(t *testing.T) {
 // exit code, or -1 if it is still running.
 func (p *buntingProcess) exited(d time.Duration) int {
 	select {
-	case <-p.done:
-		return p.cmd.ProcessState.ExitCode()
+	case <-p.Done:
+		return p.Cmd.ProcessState.ExitCode()
 	case <-time.After(d):
 		return -1
 	}
@@ -104,12 +75,12 @@ func (p *buntingProcess) waitFor(t *testing.T, url string, header http.Header, w
 			}
 		}
 		select {
-		case <-p.done:
-			t.Fatalf("bunting %v exited: %s", p.cmd.Args[1:], p.stderr.String())
+		case <-p.Done:
+			t.Fatalf("bunting %v exited: %s", p.Cmd.Args[1:], p.Stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never answered %d (last: %v): %s", url, want, err, p.stderr.String())
+			t.Fatalf("%s never answered %d (last: %v): %s", url, want, err, p.Stderr.String())
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -125,7 +96,7 @@ func (m memory) String() string {
 // memory reads VmRSS and VmHWM from /proc/PID/status.
 func (p *buntingProcess) memory(t *testing.T) memory {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +116,7 @@ func (p *buntingProcess) memory(t *testing.T) memory {
 		}
 	}
 	if m.rss == 0 {
-		t.Fatalf("no VmRSS in /proc/%d/status", p.cmd.Process.Pid)
+		t.Fatalf("no VmRSS in /proc/%d/status", p.Cmd.Process.Pid)
 	}
 	return m
 }

@@ -260,7 +260,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 	all.stop(t)
 
 	// The debug request log ran, with the token routes in it.
-	if out := server.stderr.String(); !strings.Contains(out, "method=PUT path=/api/admin/api-tokens/") || strings.Count(out, "msg=request") < 100 {
+	if out := server.Stderr.String(); !strings.Contains(out, "method=PUT path=/api/admin/api-tokens/") || strings.Count(out, "msg=request") < 100 {
 		t.Errorf("the server's debug log has no request lines for the token routes:\n%.2000s", out)
 	}
 	for p, lines := range map[*buntingProcess][]string{
@@ -268,15 +268,15 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 		proxy:   {"upstream sync failed", "final usage metrics post failed", "client registered", "configuration updated"},
 	} {
 		for _, line := range lines {
-			if out := p.stderr.String(); !strings.Contains(out, line) {
-				t.Errorf("bunting %v did not log %q:\n%.3000s", p.cmd.Args[1:], line, out)
+			if out := p.Stderr.String(); !strings.Contains(out, line) {
+				t.Errorf("bunting %v did not log %q:\n%.3000s", p.Cmd.Args[1:], line, out)
 			}
 		}
 	}
-	outputs := map[string]string{"all-in-one stderr": all.stderr.String()}
+	outputs := map[string]string{"all-in-one stderr": all.Stderr.String()}
 	for i, p := range s.logs {
-		outputs[fmt.Sprintf("bunting %v (process %d) stderr", p.cmd.Args[1:], i)] = p.stderr.String()
-		outputs[fmt.Sprintf("bunting %v (process %d) stdout", p.cmd.Args[1:], i)] = p.stdout.String()
+		outputs[fmt.Sprintf("bunting %v (process %d) stderr", p.Cmd.Args[1:], i)] = p.Stderr.String()
+		outputs[fmt.Sprintf("bunting %v (process %d) stdout", p.Cmd.Args[1:], i)] = p.Stdout.String()
 	}
 	total := 0
 	for name, out := range outputs {
@@ -298,9 +298,9 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 func waitLog(t *testing.T, p *buntingProcess, line string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.stderr.String(), line) {
+	for !strings.Contains(p.Stderr.String(), line) {
 		if time.Now().After(deadline) {
-			t.Fatalf("bunting %v did not log %q:\n%.3000s", p.cmd.Args[1:], line, p.stderr.String())
+			t.Fatalf("bunting %v did not log %q:\n%.3000s", p.Cmd.Args[1:], line, p.Stderr.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -63,8 +63,8 @@ func TestUsageAcrossInterruptAndKill(t *testing.T) {
 	report(url, 10)
 	time.Sleep(time.Second)
 	report(url, 5)
-	_ = p.cmd.Process.Kill()
-	<-p.done
+	_ = p.Cmd.Process.Kill()
+	<-p.Done
 	if got := stored(); got < 20 || got > 25 {
 		t.Fatalf("after a kill -9 %d yes stored, want the 20 reported more than a flush interval before, and at most the 5 reported just before", got)
 	}

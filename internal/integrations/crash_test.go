@@ -1,17 +1,12 @@
 package integrations_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,48 +15,9 @@ import (
 	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
-// runAsBunting makes the test binary act as the bunting command in a
-// child process, so that a test can kill a real server with SIGKILL.
-const runAsBunting = "BUNTING_INTEGRATIONS_TEST_RUN_AS_BUNTING"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsBunting) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
-
-// child is `bunting server` in a process of its own.
-type child struct {
-	cmd    *exec.Cmd
-	stderr *testutil.Buffer
-	done   chan struct{}
-}
-
-func startChild(t *testing.T, env map[string]string) *child {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "server")
-	cmd.Env = []string{runAsBunting + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	c := &child{cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = io.Discard, c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(c.done) }()
-	t.Cleanup(func() { c.kill() })
-	return c
-}
-
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
-}
+// TestMain lets a test start the test binary as the bunting command, so
+// that it can kill a real server with SIGKILL.
+func TestMain(m *testing.M) { testutil.Main(m, cli.Run) }
 
 func call(t *testing.T, method, url, token, body string) (int, string) {
 	t.Helper()
@@ -98,7 +54,7 @@ func TestDeliveriesSurviveKill9(t *testing.T) {
 		} else {
 			env["DATABASE_PATH"] = db.Path
 		}
-		srv := startChild(t, env)
+		srv := testutil.StartBunting(t, env, "server")
 		testutil.Eventually(t, 20*time.Second, "the server answers", func() bool {
 			code, _ := call(t, "GET", base+"/health", "", "")
 			return code == 200
@@ -114,14 +70,14 @@ func TestDeliveriesSurviveKill9(t *testing.T) {
 			}
 		}
 		testutil.Eventually(t, 10*time.Second, "a few deliveries", func() bool { return len(rc.got()) >= 3 })
-		srv.kill()
+		srv.Kill()
 		before := len(rc.got())
 		if before >= n {
 			t.Fatalf("everything was delivered (%d) before the kill; the test needs pending deliveries", before)
 		}
 		t.Logf("%d of %d requests received before kill -9", before, n)
 
-		startChild(t, env)
+		testutil.StartBunting(t, env, "server")
 		testutil.Eventually(t, 60*time.Second, "every delivery after the restart", func() bool {
 			seen := map[string]bool{}
 			for _, h := range rc.got() {

@@ -18,26 +18,28 @@
 package integrations
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
 
+	"github.com/bunting-flags/bunting/internal/lease"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
+// leaseName is the delivery lease's row in the leases table.
+const leaseName = "deliveries"
+
 // Service serves the addon API's operations and delivers.
 type Service struct {
-	cfg      Config
-	store    *store.Store
-	log      *slog.Logger
-	baseURL  string
-	targets  *targets
-	client   *http.Client
-	secrets  *sealer
-	instance string
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	baseURL string
+	targets *targets
+	client  *http.Client
+	secrets *sealer
+	lease   *lease.Lease
 
 	// lanes are the running delivery lanes by integration id.
 	mu    sync.Mutex
@@ -62,12 +64,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 	if err != nil {
 		return nil, err
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	t := newTargets(cfg)
 	return &Service{
 		cfg: cfg, store: st, log: log, baseURL: baseURL, targets: t, client: t.client(), secrets: sealer,
-		instance: hex.EncodeToString(b[:]), lanes: map[int64]*lane{}, wake: make(chan struct{}, 1),
+		lease: lease.New(st, log, leaseName, cfg.LeaseDuration), lanes: map[int64]*lane{}, wake: make(chan struct{}, 1),
 	}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/lease"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
@@ -46,8 +47,6 @@ func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.cfg.PollInterval)
 	defer t.Stop()
 	var (
-		held      bool
-		renewed   time.Time
 		lanesCtx  context.Context
 		stopLanes = func() {}
 		lastPrune time.Time
@@ -55,26 +54,17 @@ func (s *Service) Run(ctx context.Context) {
 	defer func() {
 		stopLanes()
 		s.waitLanes()
-		release, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = s.store.Q(release).ReleaseIntegrationLease(s.instance)
+		s.lease.Release()
 	}()
 	for {
 		changes := s.store.Changes()
 		now := time.Now()
-		if !held || now.Sub(renewed) > s.cfg.PollInterval {
-			ok, err := s.store.Q(ctx).AcquireIntegrationLease(s.instance, s.store.Now().Add(s.cfg.LeaseDuration))
-			switch {
-			case err != nil && ctx.Err() == nil:
-				s.log.Warn("integrations: taking the delivery lease failed", "err", err)
-			case ok && !held:
-				lanesCtx, stopLanes = withCancel(ctx)
-				s.log.Debug("integrations: this instance delivers", "instance", s.instance)
-			case !ok && held:
-				stopLanes()
-				s.log.Info("integrations: another instance took over delivering")
-			}
-			held, renewed = ok && err == nil, now
+		held, change := s.lease.Keep(ctx, s.cfg.PollInterval)
+		switch change {
+		case lease.Gained:
+			lanesCtx, stopLanes = withCancel(ctx)
+		case lease.Lost:
+			stopLanes()
 		}
 		if held {
 			if err := s.dispatch(lanesCtx); err != nil && ctx.Err() == nil {

@@ -217,7 +217,7 @@ func TestLeaseTakeover(t *testing.T) {
 		st := servertest.OpenStore(t, db)
 		var holder sql.NullString
 		var expires int64
-		if err := st.DB().QueryRow(`SELECT holder, expires_at FROM signal_processing_lease WHERE name = 'actions'`).Scan(&holder, &expires); err != nil {
+		if err := st.DB().QueryRow(`SELECT holder, expires_at FROM leases WHERE name = 'actions'`).Scan(&holder, &expires); err != nil {
 			t.Fatal(err)
 		}
 		if holder.Valid || expires != 0 {
@@ -230,7 +230,7 @@ func TestLeaseTakeover(t *testing.T) {
 		// A holder that died keeps the lease until it expires: the signal
 		// is processed, but not before then.
 		until := time.Now().Add(1500 * time.Millisecond)
-		if _, err := b.Store.DB().Exec(`UPDATE signal_processing_lease SET holder = 'dead', expires_at = $1`, until.UnixMilli()); err != nil {
+		if _, err := b.Store.DB().Exec(`UPDATE leases SET holder = 'dead', expires_at = $1 WHERE name = 'actions'`, until.UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 		signal(t, b, "alerts", token, nil).Want(t, 200)
@@ -261,7 +261,7 @@ func TestAbandonedClaimIsProcessed(t *testing.T) {
 		// The "dead" instance takes the lease, so the running one cannot
 		// process the signal first, then claims it and stops.
 		q := a.Store.Q(context.Background())
-		if held, err := q.AcquireSignalLease("dead", time.Now().Add(lease)); err != nil || !held {
+		if held, err := q.AcquireLease("actions", "dead", time.Now().Add(lease)); err != nil || !held {
 			t.Fatalf("lease: %v %v", held, err)
 		}
 		signal(t, a, "alerts", token, map[string]any{"severity": "critical"}).Want(t, 200)

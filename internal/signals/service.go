@@ -13,23 +13,25 @@
 package signals
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"github.com/bunting-flags/bunting/internal/access"
 	"log/slog"
 
+	"github.com/bunting-flags/bunting/internal/access"
+	"github.com/bunting-flags/bunting/internal/lease"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
+// leaseName is the processing lease's row in the leases table.
+const leaseName = "actions"
+
 // Service serves the signal and action API and processes signals.
 type Service struct {
-	cfg      Config
-	store    *store.Store
-	log      *slog.Logger
-	baseURL  string
-	instance string
-	wake     chan struct{}
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	baseURL string
+	lease   *lease.Lease
+	wake    chan struct{}
 	// access loads what an action set's service account may do.
 	access *access.Service
 }
@@ -46,16 +48,14 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	return &Service{
 		cfg: cfg, store: st, log: log, baseURL: baseURL,
-		instance: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), access: access.NewService(st),
+		lease: lease.New(st, log, leaseName, cfg.LeaseDuration), wake: make(chan struct{}, 1), access: access.NewService(st),
 	}, nil
 }
 
 // Instance is this process's worker id, recorded on the signals it claims.
-func (s *Service) Instance() string { return s.instance }
+func (s *Service) Instance() string { return s.lease.Instance() }
 
 // notify wakes this instance's worker without blocking.
 func (s *Service) notify() {

@@ -30,11 +30,7 @@ const (
 func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.cfg.PollInterval)
 	defer t.Stop()
-	defer func() {
-		release, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = s.store.Q(release).ReleaseSignalLease(s.instance)
-	}()
+	defer s.lease.Release()
 	lastPrune := time.Now()
 	for {
 		select {
@@ -65,22 +61,21 @@ func (s *Service) processPending(ctx context.Context) error {
 		if err != nil || !pending {
 			return err
 		}
-		now := s.store.Now()
-		held, err := q.AcquireSignalLease(s.instance, now.Add(s.cfg.LeaseDuration))
+		held, err := s.lease.Acquire(ctx)
 		if err != nil || !held {
 			return err
 		}
 		// A claim older than a lease, never marked processed, was left by
 		// an instance that stopped mid-way: process the signal again
 		// rather than never.
-		released, err := q.ReleaseAbandonedSignalClaims(now.Add(-s.cfg.LeaseDuration))
+		released, err := q.ReleaseAbandonedSignalClaims(s.store.Now().Add(-s.cfg.LeaseDuration))
 		if err != nil {
 			return err
 		}
 		if released > 0 {
 			s.log.Warn("re-queued signals whose processing an instance abandoned", "signals", released)
 		}
-		sg, ok, err := q.ClaimNextSignal(s.instance)
+		sg, ok, err := q.ClaimNextSignal(s.lease.Instance())
 		if err != nil || !ok {
 			return err
 		}

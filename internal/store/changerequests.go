@@ -1,6 +1,6 @@
 // Change requests: each project environment's setting, the requests with
-// their changes, reviews and comments, and the lease of the instance that
-// applies scheduled ones. The rules live in internal/changerequests.
+// their changes, reviews and comments. The rules live in
+// internal/changerequests.
 
 package store
 
@@ -448,30 +448,4 @@ func (q Q) NextScheduledChangeRequest() (at time.Time, ok bool, err error) {
 		return time.Time{}, false, err
 	}
 	return FromMillis(ms.Int64), true, nil
-}
-
-// AcquireChangeRequestLease takes or renews the lease that makes one
-// instance at a time apply scheduled requests; it reports whether holder
-// holds it until until.
-func (q Q) AcquireChangeRequestLease(holder string, until time.Time) (bool, error) {
-	n, err := q.exec(`UPDATE change_request_lease SET holder = $1, expires_at = $2
-		WHERE name = 'schedules' AND (holder = $1 OR holder IS NULL OR expires_at < $3)`, holder, Millis(until), q.now())
-	return n > 0, err
-}
-
-// ReleaseChangeRequestLease gives the lease up when holder holds it.
-func (q Q) ReleaseChangeRequestLease(holder string) error {
-	_, err := q.exec(`UPDATE change_request_lease SET holder = NULL, expires_at = 0 WHERE name = 'schedules' AND holder = $1`, holder)
-	return err
-}
-
-// ChangeRequestLeaseHolder names the instance holding the lease ("" when
-// none holds an unexpired one).
-func (q Q) ChangeRequestLeaseHolder() (string, error) {
-	var holder sql.NullString
-	err := q.row([]any{&holder}, `SELECT holder FROM change_request_lease WHERE name = 'schedules' AND expires_at >= $1`, q.now())
-	if apierr.IsKind(err, apierr.KindNotFound) {
-		return "", nil
-	}
-	return holder.String, err
 }

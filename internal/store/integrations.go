@@ -1,5 +1,5 @@
-// Integrations (Unleash's addons), their outbox, delivery log, lease and
-// the database-held encryption key. The outbox is filled by a trigger on
+// Integrations (Unleash's addons), their outbox, delivery log and the
+// database-held encryption key. The outbox is filled by a trigger on
 // events (migration 00600), in the transaction that writes the event; the
 // integrations package reads and empties it.
 
@@ -341,21 +341,6 @@ func (q Q) PruneDeliveryLog(before time.Time, keep int) (int64, error) {
 		n += m
 	}
 	return n, nil
-}
-
-// AcquireIntegrationLease takes or renews the lease that makes one
-// instance at a time deliver; it reports whether holder holds it until
-// until.
-func (q Q) AcquireIntegrationLease(holder string, until time.Time) (bool, error) {
-	n, err := q.exec(`UPDATE integration_lease SET holder = $1, expires_at = $2
-		WHERE name = 'deliveries' AND (holder = $1 OR holder IS NULL OR expires_at < $3)`, holder, Millis(until), q.now())
-	return n > 0, err
-}
-
-// ReleaseIntegrationLease gives the lease up when holder holds it.
-func (q Q) ReleaseIntegrationLease(holder string) error {
-	_, err := q.exec(`UPDATE integration_lease SET holder = NULL, expires_at = 0 WHERE name = 'deliveries' AND holder = $1`, holder)
-	return err
 }
 
 // IntegrationKey returns the database-held key for secret parameters,

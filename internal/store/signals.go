@@ -1,5 +1,5 @@
-// Signal endpoints, their tokens, received signals, the per-second rate
-// counter and the processing lease.
+// Signal endpoints, their tokens, received signals and the per-second
+// rate counter.
 
 package store
 
@@ -309,21 +309,6 @@ func (q Q) Signals(f SignalFilter) ([]Signal, int, error) {
 		return nil, 0, err
 	}
 	return out, total, nil
-}
-
-// AcquireSignalLease takes or renews the lease that makes one instance at a
-// time process signals (so they run in order); it reports whether holder
-// holds the lease until until.
-func (q Q) AcquireSignalLease(holder string, until time.Time) (bool, error) {
-	n, err := q.exec(`UPDATE signal_processing_lease SET holder = $1, expires_at = $2
-		WHERE name = 'actions' AND (holder = $1 OR holder IS NULL OR expires_at < $3)`, holder, Millis(until), q.now())
-	return n > 0, err
-}
-
-// ReleaseSignalLease gives the lease up when holder holds it.
-func (q Q) ReleaseSignalLease(holder string) error {
-	_, err := q.exec(`UPDATE signal_processing_lease SET holder = NULL, expires_at = 0 WHERE name = 'actions' AND holder = $1`, holder)
-	return err
 }
 
 // HasUnprocessedSignals reports whether some signal awaits processing,

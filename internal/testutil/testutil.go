@@ -1,7 +1,8 @@
 // Package testutil holds the small helpers that Bunting's tests in several
-// packages share: waiting for a condition, a free loopback port, and the
-// pinned npm fixtures with the node binary that runs them, and a buffer
-// safe to share with a running server.
+// packages share: waiting for a condition, a free loopback port, the
+// pinned npm fixtures with the node binary that runs them, a buffer safe
+// to share with a running server, and the test binary started again as a
+// bunting process (process.go).
 package testutil
 
 import (
