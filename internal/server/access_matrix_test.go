@@ -283,7 +283,9 @@ func TestPermissionMatrixFeaturesBatch(t *testing.T) {
 					for _, perm := range needed {
 						want = want && mxExpect(t, p, perm, true, env)
 					}
-					var v struct{ Permissions []struct{ AffectedItems []string } }
+					var v struct {
+						Permissions []struct{ AffectedItems []string }
+					}
 					h.Do(t, "POST", "/api/admin/features-batch/validate", p.token, req).Want(t, 200).JSON(t, &v)
 					if want != (len(v.Permissions) == 0) {
 						t.Errorf("validate as %s in %s: missing %+v, want allowed %v", p.name, env, v.Permissions, want)
