@@ -70,32 +70,77 @@ func selectFlags(q store.Q, in ExportQuery) ([]store.Feature, error) {
 	return flags, nil
 }
 
+// current is every flag's configuration in one environment, read in a
+// fixed number of queries however many flags there are.
+type current struct {
+	envs       map[string]store.FeatureEnvironment
+	strategies map[string][]store.Strategy
+	tags       map[string][]FeatureTag
+	deps       map[string][]store.Dependency
+}
+
+func loadCurrent(q store.Q, env string) (current, error) {
+	c := current{envs: map[string]store.FeatureEnvironment{}, strategies: map[string][]store.Strategy{},
+		tags: map[string][]FeatureTag{}, deps: map[string][]store.Dependency{}}
+	envs, err := q.AllFeatureEnvironments()
+	if err != nil {
+		return c, err
+	}
+	for _, fe := range envs {
+		if fe.Environment == env {
+			c.envs[fe.FeatureName] = fe
+		}
+	}
+	strategies, err := q.AllStrategies()
+	if err != nil {
+		return c, err
+	}
+	for _, st := range strategies {
+		if st.Environment == env {
+			c.strategies[st.FeatureName] = append(c.strategies[st.FeatureName], st)
+		}
+	}
+	links, err := q.AllFeatureTags()
+	if err != nil {
+		return c, err
+	}
+	for _, l := range links {
+		c.tags[l.FeatureName] = append(c.tags[l.FeatureName], FeatureTag{FeatureName: l.FeatureName, TagType: l.TagType, TagValue: l.TagValue})
+	}
+	deps, err := q.Dependencies("")
+	if err != nil {
+		return c, err
+	}
+	for _, d := range deps {
+		d.Variants = domain.NonNil(d.Variants)
+		child := d.Child
+		d.Child = ""
+		c.deps[child] = append(c.deps[child], d)
+	}
+	return c, nil
+}
+
 // read builds the document of flags in env.
 func read(q store.Q, flags []store.Feature, env string) (Document, error) {
 	doc := Document{Features: []Feature{}, FeatureStrategies: []Strategy{}, FeatureEnvironments: []FeatureEnv{}, ContextFields: []ContextField{},
 		FeatureTags: []FeatureTag{}, Segments: []SegmentRef{}, TagTypes: []store.TagType{}, Dependencies: []FlagDependency{}, Links: []any{}}
+	cur, err := loadCurrent(q, env)
+	if err != nil {
+		return doc, err
+	}
 	usedContext, usedSegments, usedTagTypes := map[string]bool{}, map[int]bool{}, map[string]bool{}
 	for _, f := range flags {
 		doc.Features = append(doc.Features, Feature{Name: f.Name, Description: f.Description, Type: f.Type, Project: f.Project,
 			Stale: f.Stale, ImpressionData: f.ImpressionData})
-		fe, err := q.FeatureEnvironment(f.Name, env)
-		switch {
-		case apierr.IsKind(err, apierr.KindNotFound):
-			// The flag's project does not use env: nothing to export there.
-		case err != nil:
-			return doc, err
-		default:
+		// A flag whose project does not use env has nothing there.
+		if fe, ok := cur.envs[f.Name]; ok {
 			doc.FeatureEnvironments = append(doc.FeatureEnvironments, FeatureEnv{Name: f.Name, FeatureName: f.Name, Environment: env,
 				Enabled: fe.Enabled, Variants: domain.NonNil(domain.VariantInputs(fe.Variants))})
 			for _, v := range fe.Variants {
 				markVariant(usedContext, v.Stickiness, v.Overrides)
 			}
 		}
-		strategies, err := q.Strategies(f.Name, env)
-		if err != nil {
-			return doc, err
-		}
-		for _, st := range strategies {
+		for _, st := range cur.strategies[f.Name] {
 			order := int32(st.SortOrder)
 			doc.FeatureStrategies = append(doc.FeatureStrategies, Strategy{Name: st.Name, ID: st.ID, FeatureName: f.Name, Title: st.Title,
 				Disabled: st.Disabled, SortOrder: &order, Parameters: nonNilMap(st.Parameters),
@@ -114,22 +159,11 @@ func read(q store.Q, flags []store.Feature, env string) (Document, error) {
 				usedSegments[id] = true
 			}
 		}
-		tags, err := q.FeatureTags(f.Name)
-		if err != nil {
-			return doc, err
+		for _, t := range cur.tags[f.Name] {
+			doc.FeatureTags = append(doc.FeatureTags, t)
+			usedTagTypes[t.TagType] = true
 		}
-		for _, t := range tags {
-			doc.FeatureTags = append(doc.FeatureTags, FeatureTag{FeatureName: f.Name, TagType: t.Type, TagValue: t.Value})
-			usedTagTypes[t.Type] = true
-		}
-		deps, err := q.Dependencies(f.Name)
-		if err != nil {
-			return doc, err
-		}
-		if len(deps) > 0 {
-			for i := range deps {
-				deps[i].Variants = domain.NonNil(deps[i].Variants)
-			}
+		if deps := cur.deps[f.Name]; len(deps) > 0 {
 			doc.Dependencies = append(doc.Dependencies, FlagDependency{Feature: f.Name, Dependencies: deps})
 		}
 	}
