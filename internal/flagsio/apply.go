@@ -13,8 +13,23 @@ import (
 // the same document twice writes no event the second time (what `bunting
 // flags diff` relies on to say "no changes").
 func apply(tx *store.Tx, p *domain.Principal, project, env string, doc Document, opts Options) error {
+	// What is there now, read once; each step reads again only what an
+	// earlier step may have changed.
+	cur, err := loadCurrent(tx.Q, env)
+	if err != nil {
+		return err
+	}
+	existing, err := tx.Features(project, false)
+	if err != nil {
+		return err
+	}
+	flags := map[string]store.Feature{}
+	for _, f := range existing {
+		flags[f.Name] = f
+	}
 	for _, f := range doc.Features {
-		if err := applyFeature(tx, p, project, f); err != nil {
+		old, ok := flags[f.Name]
+		if err := applyFeature(tx, p, project, f, old, ok); err != nil {
 			return flagError(f.Name, err)
 		}
 	}
@@ -30,14 +45,31 @@ func apply(tx *store.Tx, p *domain.Principal, project, env string, doc Document,
 	}
 	for _, f := range doc.Features {
 		fe, hasEnv := envs[f.Name]
+		state, known := cur.envs[f.Name]
+		changed := false
 		steps := []func() error{
-			func() error { return applyTags(tx, p, f.Name, doc.FeatureTags) },
-			func() error { return applyStrategies(tx, p, project, env, f.Name, doc.FeatureStrategies) },
+			func() error { return applyTags(tx, p, f.Name, cur.tags[f.Name], doc.FeatureTags) },
+			func() (err error) {
+				changed, err = applyStrategies(tx, p, project, env, f.Name, cur.strategies[f.Name], doc.FeatureStrategies)
+				return err
+			},
 		}
 		if hasEnv {
-			steps = append(steps,
-				func() error { return applyVariants(tx, p, project, env, fe) },
-				func() error { return applyEnabled(tx, p, project, env, fe) })
+			steps = append(steps, func() error {
+				// A new flag's environment, or one whose strategies just
+				// changed (removing them may have switched it off), is read
+				// again.
+				if !known || changed {
+					var err error
+					if state, err = tx.FeatureEnvironment(f.Name, env); err != nil {
+						return err
+					}
+				}
+				if err := applyVariants(tx, p, project, env, fe, state); err != nil {
+					return err
+				}
+				return applyEnabled(tx, p, project, env, fe, state)
+			})
 		}
 		for _, step := range steps {
 			if err := step(); err != nil {
@@ -46,7 +78,7 @@ func apply(tx *store.Tx, p *domain.Principal, project, env string, doc Document,
 		}
 	}
 	for _, f := range doc.Features {
-		if err := applyDependencies(tx, p, project, f.Name, doc.Dependencies); err != nil {
+		if err := applyDependencies(tx, p, project, f.Name, cur.deps[f.Name], doc.Dependencies); err != nil {
 			return flagError(f.Name, err)
 		}
 	}
@@ -67,7 +99,9 @@ func flagError(flag string, err error) error {
 	return &out
 }
 
-func applyFeature(tx *store.Tx, p *domain.Principal, project string, f Feature) error {
+// applyFeature creates the flag (old is its state here when exists), or
+// updates its metadata when it differs.
+func applyFeature(tx *store.Tx, p *domain.Principal, project string, f Feature, old store.Feature, exists bool) error {
 	typ := f.Type
 	if typ == "" {
 		typ = "release"
@@ -76,19 +110,13 @@ func applyFeature(tx *store.Tx, p *domain.Principal, project string, f Feature) 
 	if desc != nil && *desc == "" {
 		desc = nil
 	}
-	old, err := tx.Feature(f.Name)
-	if apierr.IsKind(err, apierr.KindNotFound) {
-		if _, err := domain.CreateFeature(tx, p, project, domain.CreateFeatureInput{Name: f.Name, Type: typ, Description: desc,
-			ImpressionData: f.ImpressionData}); err != nil {
+	if !exists {
+		created, err := domain.CreateFeature(tx, p, project, domain.CreateFeatureInput{Name: f.Name, Type: typ, Description: desc,
+			ImpressionData: f.ImpressionData})
+		if err != nil || !f.Stale {
 			return err
 		}
-		if !f.Stale {
-			return nil
-		}
-		old, err = tx.Feature(f.Name)
-	}
-	if err != nil {
-		return err
+		old = created
 	}
 	if old.Type == typ && sameJSON(old.Description, desc) && old.ImpressionData == f.ImpressionData && old.Stale == f.Stale {
 		return nil
@@ -129,16 +157,16 @@ func applyContextFields(tx *store.Tx, p *domain.Principal, fields []ContextField
 
 // applyTags makes the flag's tags the document's (Unleash replaces them
 // too).
-func applyTags(tx *store.Tx, p *domain.Principal, flag string, all []FeatureTag) error {
+func applyTags(tx *store.Tx, p *domain.Principal, flag string, current, all []FeatureTag) error {
 	var want []store.Tag
 	for _, t := range all {
 		if t.FeatureName == flag {
 			want = append(want, store.Tag{Type: t.TagType, Value: t.TagValue})
 		}
 	}
-	have, err := tx.FeatureTags(flag)
-	if err != nil {
-		return err
+	var have []store.Tag
+	for _, t := range current {
+		have = append(have, store.Tag{Type: t.TagType, Value: t.TagValue})
 	}
 	var added, removed []store.Tag
 	for _, t := range want {
@@ -168,16 +196,12 @@ func strategyKey(name string, title *string, disabled bool, order int, params ma
 // document's when they differ (Unleash always replaces them). The new ones
 // are added before the old ones are removed, so that the flag is not
 // switched off in between for having no active strategy.
-func applyStrategies(tx *store.Tx, p *domain.Principal, project, env, flag string, all []Strategy) error {
+func applyStrategies(tx *store.Tx, p *domain.Principal, project, env, flag string, have []store.Strategy, all []Strategy) (bool, error) {
 	var want []Strategy
 	for _, s := range all {
 		if s.FeatureName == flag {
 			want = append(want, s)
 		}
-	}
-	have, err := tx.Strategies(flag, env)
-	if err != nil {
-		return err
 	}
 	if len(want) == len(have) {
 		same := true
@@ -194,55 +218,47 @@ func applyStrategies(tx *store.Tx, p *domain.Principal, project, env, flag strin
 			}
 		}
 		if same {
-			return nil
+			return false, nil
 		}
 	}
 	for _, s := range want {
 		disabled := s.Disabled
 		if _, err := domain.AddStrategy(tx, p, project, flag, env, domain.StrategyInput{Name: s.Name, Title: s.Title, Disabled: &disabled,
 			SortOrder: s.SortOrder, Constraints: s.Constraints, Parameters: s.Parameters, Variants: s.Variants, Segments: s.Segments}); err != nil {
-			return err
+			return true, err
 		}
 	}
 	for _, h := range have {
 		if err := domain.DeleteStrategy(tx, p, project, flag, env, h.ID); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
-func applyVariants(tx *store.Tx, p *domain.Principal, project, env string, fe FeatureEnv) error {
-	cur, err := tx.FeatureEnvironment(fe.flag(), env)
-	if err != nil {
-		return err
-	}
+func applyVariants(tx *store.Tx, p *domain.Principal, project, env string, fe FeatureEnv, cur store.FeatureEnvironment) error {
 	if sameJSON(domain.NonNil(cur.Variants), variantsOf(fe.Variants)) {
 		return nil
 	}
 	if len(cur.Variants) == 0 && len(fe.Variants) == 0 {
 		return nil
 	}
-	_, err = domain.SetVariants(tx, p, project, fe.flag(), env, domain.NonNil(fe.Variants))
+	_, err := domain.SetVariants(tx, p, project, fe.flag(), env, domain.NonNil(fe.Variants))
 	return err
 }
 
-func applyEnabled(tx *store.Tx, p *domain.Principal, project, env string, fe FeatureEnv) error {
-	cur, err := tx.FeatureEnvironment(fe.flag(), env)
-	if err != nil {
-		return err
-	}
+func applyEnabled(tx *store.Tx, p *domain.Principal, project, env string, fe FeatureEnv, cur store.FeatureEnvironment) error {
 	if cur.Enabled == fe.Enabled {
 		return nil
 	}
-	_, _, err = domain.SetEnabled(tx, p, project, fe.flag(), env, fe.Enabled, false)
+	_, _, err := domain.SetEnabled(tx, p, project, fe.flag(), env, fe.Enabled, false)
 	return err
 }
 
 // applyDependencies makes the flag's parents the document's. Unleash only
 // adds the document's; a flag kept in git loses a parent when its file
 // does, so Bunting removes the others too.
-func applyDependencies(tx *store.Tx, p *domain.Principal, project, flag string, all []FlagDependency) error {
+func applyDependencies(tx *store.Tx, p *domain.Principal, project, flag string, have []store.Dependency, all []FlagDependency) error {
 	want := []store.Dependency{}
 	for _, d := range all {
 		if d.Feature == flag {
@@ -255,14 +271,7 @@ func applyDependencies(tx *store.Tx, p *domain.Principal, project, flag string, 
 			}
 		}
 	}
-	have, err := tx.Dependencies(flag)
-	if err != nil {
-		return err
-	}
-	for i := range have {
-		have[i].Child, have[i].Variants = "", domain.NonNil(have[i].Variants)
-	}
-	if sameJSON(want, have) {
+	if sameJSON(want, domain.NonNil(have)) {
 		return nil
 	}
 	if len(want) == 0 {
