@@ -44,6 +44,20 @@ func checkFeaturesBatch(t *testing.T, unleash *harness.Upstream) {
 		t.Fatalf("after importing Unleash's export, GET /api/client/features differs (-unleash +bunting):\n%s", diff)
 	}
 
+	// A document neither can import: both name the same problems in the
+	// same words.
+	badDoc := map[string]any{"project": harness.Project, "environment": harness.Environment, "data": map[string]any{
+		"features":          []any{map[string]any{"name": "compat.batch.twice"}, map[string]any{"name": "compat.batch.twice"}},
+		"featureStrategies": []any{map[string]any{"name": "noSuchStrategy", "featureName": "compat.batch.twice"}},
+		"tagTypes":          []any{},
+	}}
+	var theirs, ours map[string]any
+	batchPost(t, http.DefaultClient, unleash.BaseURL, unleash.AdminToken, "validate", badDoc, &theirs)
+	batchPost(t, http.DefaultClient, bunting.BaseURL, bunting.AdminToken, "validate", badDoc, &ours)
+	if diff := gocmp.Diff(theirs, ours); diff != "" {
+		t.Errorf("validate of a document with an unknown strategy type and a flag listed twice differs (-unleash +bunting):\n%s", diff)
+	}
+
 	// The reverse: Unleash refuses admin tokens on import, so a person's
 	// token does it.
 	var back map[string]any
