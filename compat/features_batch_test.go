@@ -69,6 +69,9 @@ func checkFeaturesBatch(t *testing.T, unleash *harness.Upstream) {
 		t.Fatalf("Unleash's validate of Bunting's export: %+v", v)
 	}
 	batchPost(t, client, unleash.BaseURL, pat, "import", back2, nil)
+	if diff := gocmp.Diff(exportShape(doc), exportShape(back)); diff != "" {
+		t.Errorf("the exports' property names differ (-unleash +bunting):\n%s", diff)
+	}
 	var tok struct{ Secret string }
 	if status, body := unleash.Admin().Do(t, "POST", "/api/admin/api-tokens", map[string]any{"tokenName": "compat-batch-production",
 		"type": "client", "environment": "production", "projects": []string{"*"}}); status != 201 || json.Unmarshal(body, &tok) != nil {
@@ -164,4 +167,23 @@ func withoutQuery(payload map[string]any) map[string]any {
 	out := maps.Clone(payload)
 	delete(out, "query")
 	return out
+}
+
+// exportShape is, per section of an export, the property names its items
+// use.
+func exportShape(doc map[string]any) map[string][]string {
+	shape := map[string][]string{}
+	for section, v := range doc {
+		keys := map[string]bool{}
+		items, _ := v.([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				for k := range m {
+					keys[k] = true
+				}
+			}
+		}
+		shape[section] = slices.Sorted(maps.Keys(keys))
+	}
+	return shape
 }

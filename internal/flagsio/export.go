@@ -140,10 +140,11 @@ func read(q store.Q, flags []store.Feature, env string) (Document, error) {
 				markVariant(usedContext, v.Stickiness, v.Overrides)
 			}
 		}
+		// Strategies are listed in their order; like Unleash, the export
+		// leaves sortOrder out, and an import adds them in list order.
 		for _, st := range cur.strategies[f.Name] {
-			order := int32(st.SortOrder)
 			doc.FeatureStrategies = append(doc.FeatureStrategies, Strategy{Name: st.Name, ID: st.ID, FeatureName: f.Name, Title: st.Title,
-				Disabled: st.Disabled, SortOrder: &order, Parameters: nonNilMap(st.Parameters),
+				Disabled: st.Disabled, Parameters: nonNilMap(st.Parameters),
 				Constraints: domain.NonNil(domain.ConstraintInputs(st.Constraints)), Variants: domain.NonNil(domain.VariantInputs(st.Variants)),
 				Segments: domain.NonNil(st.Segments)})
 			if s := st.Parameters["stickiness"]; s != "" {
