@@ -268,9 +268,15 @@ func flagsPlan(ctx context.Context, cl *flagsClient, c flagsConfig, apply bool, 
 	if err := cl.post(ctx, "/api/admin/features-batch/validate", req, &v); err != nil {
 		return false, err
 	}
-	if !v.Ok() {
+	// Errors stop both; missing permissions only stop apply, so that a
+	// read-only token can check in CI that the server matches the file.
+	refusals := v.Errors
+	if apply {
+		refusals = append(refusals, v.Permissions...)
+	}
+	if len(refusals) > 0 {
 		var b strings.Builder
-		for _, m := range append(v.Errors, v.Permissions...) {
+		for _, m := range refusals {
 			fmt.Fprintf(&b, "\n  %s %s", m.Message, strings.Join(m.AffectedItems, ", "))
 		}
 		return false, fmt.Errorf("the server would refuse %s:%s", c.File, b.String())
@@ -281,6 +287,11 @@ func flagsPlan(ctx context.Context, cl *flagsClient, c flagsConfig, apply bool, 
 	}
 	p := plan(have, want, c.Prune)
 	p.print(stdout, c)
+	for _, m := range v.Permissions {
+		if p.changes() {
+			fmt.Fprintf(stdout, "Applying it needs permissions this token lacks: %s\n", strings.Join(m.AffectedItems, ", "))
+		}
+	}
 	if !p.changes() || !apply {
 		return p.changes(), nil
 	}

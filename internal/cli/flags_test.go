@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,14 @@ func TestFlagsExportDiffApply(t *testing.T) {
 		if code, out := runFlagsCLI(t, h, a, "diff", "-f", file, "--prune"); code != 2 || !strings.Contains(out, "- archive beta") {
 			t.Fatalf("diff -prune: %d %s", code, out)
 		}
+		// A read-only token may check; it may not apply.
+		viewer := viewerToken(t, h)
+		if code, out := runFlagsCLI(t, h, viewer, "diff", "-f", file); code != 2 || !strings.Contains(out, "needs permissions this token lacks") || !strings.Contains(out, "Create flags") {
+			t.Fatalf("diff with a viewer's token: %d %s", code, out)
+		}
+		if code, out := runFlagsCLI(t, h, viewer, "apply", "-f", file); code != 1 || !strings.Contains(out, "Create flags") {
+			t.Fatalf("apply with a viewer's token: %d %s", code, out)
+		}
 		if code, out := runFlagsCLI(t, h, a, "apply", "-f", file, "--prune"); code != 0 || !strings.Contains(out, "Applied.") {
 			t.Fatalf("apply: %d %s", code, out)
 		}
@@ -168,4 +177,14 @@ func TestFlagsErrors(t *testing.T) {
 		t.Errorf("an unknown flags command: exit %d, want 2", code)
 	}
 	h.Do(t, "GET", "/api/admin/projects/default/features/x", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
+}
+
+// viewerToken is a service account's token with the Viewer root role.
+func viewerToken(t *testing.T, h *servertest.Harness) string {
+	t.Helper()
+	var acct struct{ ID int64 }
+	h.Do(t, "POST", "/api/admin/service-account", h.AdminToken, map[string]any{"username": "ci", "name": "ci", "rootRole": 3}).Want(t, 201).JSON(t, &acct)
+	var tok struct{ Secret string }
+	h.Do(t, "POST", fmt.Sprintf("/api/admin/service-account/%d/token", acct.ID), h.AdminToken, map[string]any{"description": "ci"}).Want(t, 201).JSON(t, &tok)
+	return tok.Secret
 }
