@@ -1,6 +1,7 @@
 package flagsio
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
@@ -188,7 +189,7 @@ func applyTags(tx *store.Tx, p *domain.Principal, flag string, current, all []Fe
 // strategyKey is a strategy as compared between the document and the
 // database: everything but its id.
 func strategyKey(name string, title *string, disabled bool, order int, params map[string]string, constraints, variants any, segments []int) string {
-	b, _ := jsonMarshal([]any{name, title, disabled, order, params, constraints, variants, segments})
+	b, _ := json.Marshal([]any{name, title, disabled, order, params, constraints, variants, segments})
 	return string(b)
 }
 

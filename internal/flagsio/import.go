@@ -406,8 +406,6 @@ func sameJSON(a, b any) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
-
 // variantsOf is the variants as stored (engine's type), for comparing.
 func variantsOf(vs []domain.VariantInput) []engine.Variant {
 	out := make([]engine.Variant, 0, len(vs))
