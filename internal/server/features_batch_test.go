@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -252,5 +253,43 @@ func TestFeaturesBatchPermissions(t *testing.T) {
 		}
 		h.Do(t, "POST", "/api/admin/features-batch/import", editor, req).Want(t, 200)
 		h.Do(t, "GET", "/api/admin/projects/default/features/copied", viewer, nil).Want(t, 200)
+	})
+}
+
+// TestFeaturesBatchReplacesStrategies: a switched-on flag whose strategies
+// the document changes ends with exactly the document's strategies and
+// stays on, and one the document switches off is off.
+func TestFeaturesBatchReplacesStrategies(t *testing.T) {
+	t.Parallel()
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		a := h.AdminToken
+		for _, name := range []string{"kept-on", "turned-off"} {
+			h.Do(t, "POST", "/api/admin/projects/default/features", a, map[string]any{"name": name}).Want(t, 201)
+			h.Do(t, "POST", "/api/admin/projects/default/features/"+name+"/environments/development/strategies", a,
+				map[string]any{"name": "flexibleRollout", "parameters": map[string]any{"rollout": "10", "stickiness": "default", "groupId": name}}).Want(t, 200)
+			h.Do(t, "POST", "/api/admin/projects/default/features/"+name+"/environments/development/on", a, nil).Want(t, 200)
+		}
+		strategy := func(flag, rollout string) map[string]any {
+			return map[string]any{"name": "flexibleRollout", "featureName": flag, "parameters": map[string]any{"rollout": rollout, "stickiness": "default", "groupId": flag}}
+		}
+		req := map[string]any{"project": "default", "environment": "development", "data": map[string]any{
+			"features":          []any{map[string]any{"name": "kept-on"}, map[string]any{"name": "turned-off"}},
+			"featureStrategies": []any{strategy("kept-on", "90"), strategy("kept-on", "20"), strategy("turned-off", "10")},
+			"featureEnvironments": []any{map[string]any{"name": "kept-on", "featureName": "kept-on", "enabled": true},
+				map[string]any{"name": "turned-off", "featureName": "turned-off", "enabled": false}},
+		}}
+		h.Do(t, "POST", "/api/admin/features-batch/import", a, req).Want(t, 200)
+		_, p := clientFeatures(t, h, h.ClientToken, "")
+		got := map[string]string{}
+		for _, f := range p.Features {
+			var rollouts []string
+			for _, st := range f["strategies"].([]any) {
+				rollouts = append(rollouts, st.(map[string]any)["parameters"].(map[string]any)["rollout"].(string))
+			}
+			got[f["name"].(string)] = fmt.Sprintf("%v %v", f["enabled"], rollouts)
+		}
+		if got["kept-on"] != "true [90 20]" || got["turned-off"] != "false [10]" {
+			t.Fatalf("after import: %v", got)
+		}
 	})
 }
