@@ -114,6 +114,10 @@ func TestWithUnleashServer(t *testing.T) {
 		checkSDK(t, up, startGoSDK(t, up.ClientEndpoint(), "go-sdk-on-unleash"), direct("go-sdk-on-unleash"))
 	})
 
+	t.Run("features-batch export and import, both ways", func(t *testing.T) {
+		checkFeaturesBatch(t, up)
+	})
+
 	// Last: its flags would otherwise be in the answers the subtests above
 	// compare whole.
 	t.Run("differential", func(t *testing.T) {

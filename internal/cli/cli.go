@@ -33,6 +33,8 @@ func Run(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Wr
 		err = runBackup(ctx, rest, env, stdout, stderr)
 	case "restore":
 		err = runRestore(ctx, rest, env, stdout, stderr)
+	case "flags":
+		return runFlags(ctx, rest, env, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "bunting", buildinfo.Get())
 		return 0
@@ -66,6 +68,7 @@ Commands:
   proxy     run the stateless client proxy in front of an upstream flag server
   backup    copy the SQLite database to a new file (-to FILE) while servers run
   restore   replace the SQLite database with a backup (-from FILE); stop the servers first
+  flags     keep flags in a file (git): export, diff, apply (see "bunting flags")
   version   print the version, commit and build date
   help      print this help
 

@@ -13,8 +13,10 @@ import (
 func OptionTables() map[string]string {
 	var s server.Config
 	var p proxy.Config
+	var f flagsConfig
 	return map[string]string{
 		"server": config.Markdown(s.Options(), false),
 		"proxy":  config.Markdown(p.Options(), true),
+		"flags":  config.Markdown(f.Options(), true),
 	}
 }

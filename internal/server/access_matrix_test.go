@@ -247,3 +247,65 @@ func matrixFlag(t *testing.T, h *servertest.Harness, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPermissionMatrixFeaturesBatch: the features-batch import has no
+// route permission; each item needs its own in the target project and
+// environment. Importing a new flag with a strategy, switched on, is
+// allowed exactly when the caller holds CREATE_FEATURE, UPDATE_FEATURE,
+// CREATE_FEATURE_STRATEGY and UPDATE_FEATURE_ENVIRONMENT there (by the
+// matrix's rules); otherwise validate lists what is missing and import is
+// a 403 that leaves nothing. Export needs no more than reading.
+func TestPermissionMatrixFeaturesBatch(t *testing.T) {
+	t.Parallel()
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		a := h.AdminToken
+		h.Do(t, "POST", "/api/admin/projects", a, map[string]any{"id": "matrix", "name": "Matrix"}).Want(t, 201)
+		var role struct{ Roles struct{ ID int64 } }
+		h.Do(t, "POST", "/api/admin/roles", a, map[string]any{"name": "DevOnly", "type": "custom", "description": "development only",
+			"permissions": []any{map[string]any{"name": "UPDATE_FEATURE"}, map[string]any{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"},
+				map[string]any{"name": "CREATE_FEATURE_STRATEGY", "environment": "development"}}}).Want(t, 200).JSON(t, &role)
+		roleIDs := map[string]int64{"Admin": 1, "Editor": 2, "Viewer": 3, "Owner": 4, "Member": 5, "DevOnly": role.Roles.ID}
+		needed := []string{"CREATE_FEATURE", "UPDATE_FEATURE", "CREATE_FEATURE_STRATEGY", "UPDATE_FEATURE_ENVIRONMENT"}
+		i := 0
+		for _, root := range []string{"Admin", "Editor", "Viewer"} {
+			for _, proj := range []string{"", "Owner", "Member", "DevOnly"} {
+				p := matrixPrincipal{root: root, project: proj, name: fmt.Sprintf("batch%d-%s-%s", i, root, proj)}
+				i++
+				var uid int64
+				p.token, uid = matrixUser(t, h, p.name, roleIDs[root])
+				if proj != "" {
+					h.Do(t, "PUT", fmt.Sprintf("/api/admin/projects/matrix/users/%d/roles", uid), a, map[string]any{"roles": []int64{roleIDs[proj]}}).Want(t, 200)
+				}
+				h.Do(t, "POST", "/api/admin/features-batch/export", p.token, map[string]any{"project": "matrix", "environment": "development"}).Want(t, 200)
+				for _, env := range []string{"development", "production"} {
+					flag := p.name + "-" + env
+					req := map[string]any{"project": "matrix", "environment": env, "data": map[string]any{
+						"features":            []any{map[string]any{"name": flag}},
+						"featureStrategies":   []any{map[string]any{"name": "default", "featureName": flag}},
+						"featureEnvironments": []any{map[string]any{"name": flag, "featureName": flag, "enabled": true}},
+					}}
+					want := true
+					for _, perm := range needed {
+						want = want && mxExpect(t, p, perm, true, env)
+					}
+					var v struct {
+						Permissions []struct{ AffectedItems []string }
+					}
+					h.Do(t, "POST", "/api/admin/features-batch/validate", p.token, req).Want(t, 200).JSON(t, &v)
+					if want != (len(v.Permissions) == 0) {
+						t.Errorf("validate as %s in %s: missing %+v, want allowed %v", p.name, env, v.Permissions, want)
+					}
+					res := h.Do(t, "POST", "/api/admin/features-batch/import", p.token, req)
+					switch {
+					case want && res.Status != 200:
+						t.Errorf("import as %s in %s: %s, want 200", p.name, env, res)
+					case !want && res.Status != 403:
+						t.Errorf("import as %s in %s: %s, want 403", p.name, env, res)
+					case !want:
+						h.Do(t, "GET", "/api/admin/projects/matrix/features/"+flag, a, nil).WantError(t, 404, "NotFoundError")
+					}
+				}
+			}
+		}
+	})
+}
