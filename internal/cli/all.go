@@ -61,8 +61,8 @@ func loadQuickstartTokens(path string) (quickstartTokens, error) {
 	}
 	t = quickstartTokens{
 		Admin:     "*:*." + server.RandomHex(24),
-		Client:    "default:development." + server.RandomHex(24),
-		Frontend:  "default:development." + server.RandomHex(24),
+		Client:    "*:development." + server.RandomHex(24),
+		Frontend:  "*:development." + server.RandomHex(24),
 		ClientKey: "proxy-" + server.RandomHex(16),
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -197,6 +197,33 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 	if code, _ := call(t, http.MethodGet, proxy+"/proxy", "wrong-key", ""); code != http.StatusUnauthorized {
 		t.Fatalf("a wrong client key gets %d, want 401", code)
 	}
+
+	// The quick start's tokens cover every project: a flag in a project
+	// made after the start reaches the proxy too.
+	for _, c := range []struct{ path, body string }{
+		{"/api/admin/projects", `{"id":"shop","name":"Shop"}`},
+		{"/api/admin/projects/shop/features", `{"name":"shop-banner"}`},
+		{"/api/admin/projects/shop/features/shop-banner/environments/development/strategies", `{"name":"default"}`},
+		{"/api/admin/projects/shop/features/shop-banner/environments/development/on", ``},
+	} {
+		if code, body := call(t, http.MethodPost, server+c.path, tokens.Admin, c.body); code/100 != 2 {
+			t.Fatalf("POST %s: %d %s", c.path, code, body)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := call(t, http.MethodGet, proxy+"/proxy", tokens.ClientKey, "")
+		if strings.Contains(body, `"shop-banner"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quick-start proxy does not serve a flag of a new project: %s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.HasPrefix(tokens.Client, "*:development.") || !strings.HasPrefix(tokens.Frontend, "*:development.") {
+		t.Errorf("the quick-start client and frontend tokens are %s… and %s…, want *:development ones", tokens.Client[:14], tokens.Frontend[:14])
+	}
 	stop()
 
 	// A restart reuses the same tokens, and the flag is still there.
