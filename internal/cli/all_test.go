@@ -318,3 +318,24 @@ func TestQuickstartRecordsOnlyAWorkingAdminPassword(t *testing.T) {
 		}
 	})
 }
+
+// TestQuickstartTokensFromBeforeCoverEveryProject: a tokens file made when
+// the quick start's tokens were default:development ones is read with
+// them covering every project, and written back so.
+func TestQuickstartTokensFromBeforeCoverEveryProject(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quickstart-tokens.json")
+	old := `{"adminToken":"*:*.a1","clientToken":"default:development.c1","frontendToken":"default:development.f1","proxyClientKey":"proxy-k1"}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := loadQuickstartTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens.Client != "*:development.c1" || tokens.Frontend != "*:development.f1" || tokens.Admin != "*:*.a1" || tokens.ClientKey != "proxy-k1" {
+		t.Errorf("the old file reads as %+v", tokens)
+	}
+	if again := rawQuickstartFile(t, filepath.Dir(path)); again["clientToken"] != "*:development.c1" || again["frontendToken"] != "*:development.f1" {
+		t.Errorf("the file is now %v", again)
+	}
+}
