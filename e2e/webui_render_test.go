@@ -179,7 +179,7 @@ func TestWebUIQuickstartServesANewProject(t *testing.T) {
 	if !strings.Contains(prod, "No token can serve this flag in production") {
 		t.Errorf("production says %q, want a warning that no token serves it", prod)
 	}
-	b.screenshot("40-flag-served-by")
+	b.screenshot("50-flag-served-by")
 	b.do("switch on in development", chromedp.Click(`#env-development input[data-switch]`))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -199,7 +199,7 @@ func TestWebUIQuickstartServesANewProject(t *testing.T) {
 // say it on the flag page (with its bar), its change from 25 % to 50 % in
 // the editor reads as a sentence in the event log, with the two states in
 // the same rendering and the raw JSON one click away; the log's filters
-// are choices.
+// are choices. A change request shows a strategy in that rendering too.
 func TestWebUIRolloutChangeReadsAsSentences(t *testing.T) {
 	h := servertest.Start(t, servertest.NewSQLite(t))
 	h.Do(t, "POST", "/api/admin/context", h.AdminToken, map[string]any{"name": "region"}).Want(t, 201)
@@ -226,7 +226,7 @@ func TestWebUIRolloutChangeReadsAsSentences(t *testing.T) {
 	if w := eval[string](b, `document.querySelector('`+strategy+` .sv-bar span').style.width`); w != "50%" {
 		t.Errorf("the rollout bar is %s wide, want 50%%", w)
 	}
-	b.screenshot("41-rollout-sentence")
+	b.screenshot("51-rollout-sentence")
 
 	b.open(h.URL + "/events?feature=new-checkout")
 	first := `ol.events li.event:first-child `
@@ -257,7 +257,21 @@ func TestWebUIRolloutChangeReadsAsSentences(t *testing.T) {
 	if got := eval[string](b, `document.querySelector("li.event .event-sentence").innerText`); got != "admin created new-checkout in project default" {
 		t.Errorf("the filtered log reads %q", got)
 	}
-	b.screenshot("42-event-sentences")
+	b.screenshot("52-event-sentences")
+
+	// A change request shows the strategy it adds in the same rendering.
+	h.Do(t, "PUT", "/api/admin/projects/default/environments/production/change-requests/config", h.AdminToken,
+		map[string]any{"changeRequestsEnabled": true, "requiredApprovals": 1}).Want(t, 204)
+	b.open(h.URL + "/projects/default/flags/new-checkout")
+	b.do("open production's strategy editor", chromedp.Click(`#env-production details.editor summary`))
+	b.set(`#env-production form.strategy-form input[name="parameters.rollout"]`, "30")
+	b.do("save it into a draft", chromedp.Click(`#env-production form.strategy-form button[type="submit"]`))
+	b.waitFor("the draft banner", `document.readyState === "complete" && !!document.querySelector("#draft-production a")`)
+	b.do("open the draft", chromedp.Click(`#draft-production a`))
+	b.waitFor("the change request", `document.readyState === "complete" && !!document.querySelector(".cr-change .sv")`)
+	if got := eval[string](b, `document.querySelector(".cr-change .sv").innerText.replace(/\s+/g, " ").trim()`); got != "Gradual rollout: 30 % of users (sticky on userId, else sessionId, else random)" {
+		t.Errorf("the change request shows the strategy as %q", got)
+	}
 	console.noConsoleErrors(t)
 }
 
@@ -293,7 +307,7 @@ func TestWebUIRolloutWithAFieldTypedInPlace(t *testing.T) {
 	if got := eval[string](b, `[...document.getElementById(document.querySelector('`+row+`input[name="values"]').getAttribute("list")).options].map(o => o.value).join(",")`); got != "acme,globex" {
 		t.Errorf("the values suggested are %q", got)
 	}
-	b.screenshot("43-field-typed-in-place")
+	b.screenshot("53-field-typed-in-place")
 	b.do("the value", chromedp.SendKeys(row+`input[name="values"]`, "acme"))
 	b.do("save", chromedp.Click(env+`form.strategy-form button[type="submit"]`))
 	b.waitFor("the strategy", `document.readyState === "complete" && (document.querySelector("#env-development .strategy .sv") || {}).innerText?.includes("tenant is one of acme")`)
@@ -347,7 +361,7 @@ func TestWebUIVariantSplit(t *testing.T) {
 	if got := h.Do(t, "GET", "/api/admin/projects/default/features/three-way", h.AdminToken, nil).Want(t, 200).String(); strings.Contains(got, `"name":"a"`) {
 		t.Fatalf("the invalid form was sent: %s", got)
 	}
-	b.screenshot("44-variant-json-refused")
+	b.screenshot("54-variant-json-refused")
 	b.set(form+`[data-list] [data-item]:nth-child(1) textarea[name="payload.value"]`, `{"color":"blue","sizes":[1,2]}`)
 	b.do("format", chromedp.Click(form+`[data-list] [data-item]:nth-child(1) button[data-format-json]`))
 	if got := eval[string](b, `document.querySelector('`+form+`[data-list] [data-item]:nth-child(1) textarea').value`); !strings.Contains(got, "\n  \"color\": \"blue\",\n") {
@@ -379,7 +393,7 @@ func TestWebUIVariantSplit(t *testing.T) {
 	if strings.Join(stored, " ") != "a=334 b=333 c=333" {
 		t.Errorf("the server stores %v", stored)
 	}
-	b.screenshot("45-variant-split")
+	b.screenshot("55-variant-split")
 
 	// The server refuses an invalid JSON payload too, with a clear error.
 	res := h.Do(t, "PUT", "/api/admin/projects/default/features/three-way/environments/development/variants", h.AdminToken, []any{

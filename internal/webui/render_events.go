@@ -18,7 +18,9 @@ type eventView struct {
 	// Before and After are the strategy's two states (either nil when the
 	// strategy was added or removed, both nil for other events).
 	Before, After *strategyView
-	Diff          []diffLine
+	// VariantsBefore and VariantsAfter are a variants change's two splits.
+	VariantsBefore, VariantsAfter []variantView
+	Diff                          []diffLine
 	Raw           string
 }
 
@@ -98,6 +100,12 @@ func describeEvent(e event, segmentNames map[string]string) eventView {
 		say("reordered the strategies of " + flag + in)
 	case "feature-variants-updated", "feature-environment-variants-updated":
 		say("changed the variants of " + flag + in)
+		var pre, post struct {
+			Variants []any `json:"variants"`
+		}
+		_ = json.Unmarshal(e.PreData, &pre)
+		_ = json.Unmarshal(e.Data, &post)
+		v.VariantsBefore, v.VariantsAfter = describeVariants(pre.Variants), describeVariants(post.Variants)
 	case "feature-stale-on":
 		say("marked " + flag + " as stale")
 	case "feature-stale-off":
@@ -130,7 +138,7 @@ func describeEvent(e event, segmentNames map[string]string) eventView {
 	}
 	// What a flag was created with is in the raw JSON; the diff of every
 	// property would bury the log.
-	if v.Before == nil && v.After == nil && e.Type != "feature-created" {
+	if v.Before == nil && v.After == nil && v.VariantsBefore == nil && v.VariantsAfter == nil && e.Type != "feature-created" {
 		v.Diff = diffJSON(e.PreData, e.Data)
 	}
 	return v

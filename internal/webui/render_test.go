@@ -114,3 +114,14 @@ func TestEventsReadAsSentences(t *testing.T) {
 		t.Errorf("a strategy change shows %+v", got)
 	}
 }
+
+// TestVariantEventsShowBothSplits: a variants change shows the split before
+// and after, not a diff of weights.
+func TestVariantEventsShowBothSplits(t *testing.T) {
+	f, env := "f", "development"
+	got := describeEvent(event{Type: "feature-environment-variants-updated", CreatedBy: "admin", FeatureName: &f, Environment: &env,
+		PreData: []byte(`{"variants":[]}`), Data: []byte(`{"variants":[{"name":"a","weight":500},{"name":"b","weight":500}]}`)}, nil)
+	if got.Sentence != "admin changed the variants of f in development" || len(got.VariantsBefore) != 0 || len(got.VariantsAfter) != 2 || got.VariantsAfter[1].ShareText != "50 %" || got.Diff != nil {
+		t.Errorf("the variants change reads %+v", got)
+	}
+}

@@ -111,7 +111,7 @@
       define.hidden = true;
     } else {
       hint.textContent = "“" + name + "” is not a defined context field. Constraints on it work; define it to describe it and list its legal values.";
-      define.hidden = false;
+      define.hidden = !document.getElementById("define-field"); // only for those who may define fields
       define.textContent = "Define “" + name + "”";
     }
   }
