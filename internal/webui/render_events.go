@@ -21,7 +21,7 @@ type eventView struct {
 	// VariantsBefore and VariantsAfter are a variants change's two splits.
 	VariantsBefore, VariantsAfter []variantView
 	Diff                          []diffLine
-	Raw           string
+	Raw                           string
 }
 
 // describeEvents reads events for the log; segmentNames names segments.
