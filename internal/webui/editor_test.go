@@ -48,7 +48,7 @@ func TestEditorRowsShowWhatIsStored(t *testing.T) {
 		t.Errorf("the stickiness choices are %s", got)
 	}
 	one := render("constraint-row", map[string]any{"C": decode(`{"contextName":"age","operator":"NUM_GT","value":"17","values":[]}`), "Ops": operators})
-	if !strings.Contains(one, `<option selected>NUM_GT</option>`) || !strings.Contains(one, `name="value" placeholder="one value" value="17"`) {
+	if !strings.Contains(one, `<option value="NUM_GT" selected>is greater than (NUM_GT)</option>`) || !strings.Contains(one, `name="value" placeholder="one value" value="17"`) {
 		t.Errorf("a one-value constraint renders as %s", one)
 	}
 	list := render("constraint-row", map[string]any{"C": decode(`{"contextName":"userId","operator":"IN","values":["a","b"]}`), "Ops": operators})

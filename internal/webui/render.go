@@ -310,6 +310,9 @@ var renderFuncs = map[string]any{
 	"describeConstraints": describeConstraints,
 	// describeVariants reads an environment's variants.
 	"describeVariants": describeVariants,
+	// operatorName is an operator as the editors offer it: its words and
+	// its name ("is one of (IN)").
+	"operatorName": func(op string) string { return operatorInWords(op, false) + " (" + op + ")" },
 	// stickinessChoices and variantShare serve the editors.
 	"stickinessChoices": stickinessChoices,
 	"variantShare":      variantShare,
