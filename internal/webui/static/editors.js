@@ -168,6 +168,7 @@
     if (list && !Array.from(list.options).some((o) => o.value === body.name)) {
       const o = document.createElement("option");
       o.value = body.name;
+      o.label = body.name + (body.legalValues.length ? ": " + body.legalValues.map((l) => l.value).join(", ") : "");
       list.appendChild(o);
     }
     form.closest("dialog").close();
