@@ -108,9 +108,9 @@ var operatorWords = map[string][2]string{
 	"DATE_BEFORE":     {"is before", "is not before"},
 	"SEMVER_EQ":       {"is version", "is not version"},
 	"SEMVER_GT":       {"is a version after", "is not a version after"},
-	"SEMVER_GTE":      {"is version or later than", "is a version before"},
+	"SEMVER_GTE":      {"is at least version", "is a version before"},
 	"SEMVER_LT":       {"is a version before", "is not a version before"},
-	"SEMVER_LTE":      {"is version or earlier than", "is a version after"},
+	"SEMVER_LTE":      {"is at most version", "is a version after"},
 	"REGEX":           {"matches", "does not match"},
 }
 
