@@ -44,7 +44,7 @@ func TestWebUIConflict(t *testing.T) {
 	alice.set(form+`input[name="parameters.rollout"]`, "35")
 	alice.set(form+`input[name="title"]`, "Alice's rollout")
 	alice.do("add a constraint", chromedp.Click(form+`button[data-add="constraints"]`))
-	alice.set(form+`[data-list="constraints"] select[name="contextName"]`, "userId")
+	alice.set(form+`[data-list="constraints"] input[name="contextName"]`, "userId")
 	alice.do("type the values", chromedp.SendKeys(form+`[data-list="constraints"] input[name="values"]`, "ann, cy"))
 	alice.do("save", chromedp.Click(form+`button[type="submit"]`))
 	alice.waitFor("the conflict", `(document.querySelector("#env-development form.strategy-form .conflict") || {}).textContent !== undefined`)
@@ -69,7 +69,7 @@ func TestWebUIConflict(t *testing.T) {
 		`document.querySelector("main .muted").textContent.includes("Bob's description") &&
 		 document.querySelector("#env-development form.strategy-form").elements["title"].value === "Alice's rollout"`)
 	kept = eval[string](alice, `(() => { const f = document.querySelector("#env-development form.strategy-form");
-		return [f.closest("details").open, f.elements["parameters.rollout"].value, f.querySelector('[data-list="constraints"] select[name="contextName"]').value, f.querySelector('[data-list="constraints"] input[name="values"]').value].join("|") })()`)
+		return [f.closest("details").open, f.elements["parameters.rollout"].value, f.querySelector('[data-list="constraints"] input[name="contextName"]').value, f.querySelector('[data-list="constraints"] input[name="values"]').value].join("|") })()`)
 	if kept != "true|35|userId|ann, cy" {
 		t.Errorf("after the reload Alice's form holds %q", kept)
 	}

@@ -37,16 +37,16 @@ func TestWebUIEditors(t *testing.T) {
 	b.do("open the strategy's editor", chromedp.Click(`#edit-`+st.ID+` summary`))
 	filled := eval[string](b, `(() => { const f = document.querySelector("`+strings.TrimSpace(form)+`");
 		return [f.querySelector('select[name="name"]').value, f.elements["title"].value, f.elements["parameters.rollout"].value, f.elements["parameters.stickiness"].value,
-			f.querySelector('[data-list="constraints"] select[name="contextName"]').value, f.querySelector('[data-list="constraints"] select[name="operator"]').value,
+			f.querySelector('[data-list="constraints"] input[name="contextName"]').value, f.querySelector('[data-list="constraints"] select[name="operator"]').value,
 			f.querySelector('[data-list="constraints"] input[name="values"]').value,
-			f.querySelector('[data-list="variants"] input[name="name"]').value, f.querySelector('[data-list="variants"] input[name="payload.value"]').value].join("|") })()`)
+			f.querySelector('[data-list="variants"] input[name="name"]').value, f.querySelector('[data-list="variants"] textarea[name="payload.value"]').value].join("|") })()`)
 	if want := "flexibleRollout|beta users|50|userId|userId|IN|a, b|blue|sky"; filled != want {
 		t.Fatalf("the editor opened with %q, want %q", filled, want)
 	}
 	b.set(form+`input[name="parameters.rollout"]`, "30")
 	b.do("add a constraint", chromedp.Click(form+`button[data-add="constraints"]`))
 	last := form + `[data-list="constraints"] [data-item]:last-child `
-	b.set(last+`select[name="contextName"]`, "age")
+	b.set(last+`input[name="contextName"]`, "age")
 	b.set(last+`select[name="operator"]`, "NUM_GT")
 	if shown := eval[string](b, `(() => { const r = document.querySelector('`+strings.TrimSpace(last)+`');
 		return [r.querySelector('input[name="values"]').closest("label").hidden, r.querySelector('input[name="value"]').closest("label").hidden].join() })()`); shown != "true,false" {
@@ -54,7 +54,7 @@ func TestWebUIEditors(t *testing.T) {
 	}
 	b.do("type the number", chromedp.SendKeys(last+`input[name="value"]`, "17"))
 	b.do("save", chromedp.Click(form+`button[type="submit"]`))
-	b.waitFor("the saved strategy", `document.readyState === "complete" && [...document.querySelectorAll("#env-development .strategy .constraint")].some(e => e.textContent.includes("NUM_GT"))`)
+	b.waitFor("the saved strategy", `document.readyState === "complete" && [...document.querySelectorAll("#env-development .strategy .constraint")].some(e => e.textContent.includes("age is greater than 17"))`)
 	b.screenshot("29-strategy-edited")
 
 	var got struct {
@@ -89,7 +89,7 @@ func TestWebUIEditors(t *testing.T) {
 	b.set(sf+`[data-list="constraints"] input[name="values"]`, "pro, team")
 	b.set(sf+`input[name="description"]`, "paying")
 	b.do("save the segment", chromedp.Click(sf+`button[type="submit"]`))
-	b.waitFor("the saved segment", `document.readyState === "complete" && document.body.innerText.includes("plan IN pro, team")`)
+	b.waitFor("the saved segment", `document.readyState === "complete" && document.body.innerText.includes("plan is one of pro, team")`)
 	b.screenshot("30-segment-edited")
 	s := h.Do(t, "GET", "/api/admin/segments/"+strconv.Itoa(seg.ID), h.AdminToken, nil).Want(t, 200).String()
 	if !strings.Contains(s, `"description":"paying"`) || !strings.Contains(s, `"values":["pro","team"]`) || !strings.Contains(s, `"name":"beta"`) {

@@ -196,10 +196,10 @@ func TestWebUIJourneys(t *testing.T) {
 	admin.do("save the strategy", chromedp.Click(env+`form.strategy-form button[type="submit"]`))
 	admin.waitFor("the strategy", `!!document.querySelector("#env-development .strategy .constraint")`)
 	constraint := eval[string](admin, `document.querySelector("#env-development .strategy .constraint").textContent`)
-	if !strings.Contains(constraint, "userId IN alice, carol") {
+	if !strings.Contains(constraint, "userId is one of alice, carol") {
 		t.Errorf("the strategy shows constraint %q", constraint)
 	}
-	if seg := eval[string](admin, `document.querySelector("#env-development .strategy").innerText`); !strings.Contains(seg, "segment: beta-users") {
+	if seg := eval[string](admin, `document.querySelector("#env-development .strategy").innerText`); !strings.Contains(seg, "in segment beta-users") {
 		t.Errorf("the strategy does not show its segment: %q", seg)
 	}
 
@@ -283,7 +283,7 @@ func TestWebUIJourneys(t *testing.T) {
 	admin.open(h.URL + "/events?feature=ui-rollout")
 	admin.screenshot("05-events")
 	events := eval[string](admin, `document.querySelector("ol.events").innerText`)
-	for _, want := range []string{"feature-environment-enabled by admin", "feature-strategy-add by admin", "feature-created by admin", "+ parameters.rollout = \"100\""} {
+	for _, want := range []string{"admin switched ui-rollout on in development", "admin added a gradual rollout to ui-rollout in development", "admin created ui-rollout in project default", "Gradual rollout: 100 % of users"} {
 		if !strings.Contains(events, want) {
 			t.Errorf("the event log lacks %q:\n%s", want, events)
 		}
@@ -357,7 +357,7 @@ func (b *uiBrowser) fillRollout(values string) {
 	b.do("open the strategy editor", chromedp.Click(env+`details.editor summary`))
 	b.set(env+`input[name="parameters.rollout"]`, "100")
 	b.do("add a constraint", chromedp.Click(env+`button[data-add="constraints"]`))
-	b.set(env+`[data-list="constraints"] select[name="contextName"]`, "userId")
+	b.set(env+`[data-list="constraints"] input[name="contextName"]`, "userId")
 	b.set(env+`[data-list="constraints"] select[name="operator"]`, "IN")
 	b.do("type the values", chromedp.SendKeys(env+`[data-list="constraints"] input[name="values"]`, values))
 }
@@ -369,7 +369,7 @@ func (b *uiBrowser) addStringVariant(name, payload string) {
 	env := `#env-development `
 	b.do("open the variants", chromedp.Click(env+`details.editor:nth-of-type(2) summary`), chromedp.Click(env+`form[data-body-field] button[data-add="variants"]`))
 	b.do("name the variant", chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="name"]`, name),
-		chromedp.SendKeys(env+`form[data-body-field] [data-list] input[name="payload.value"]`, payload))
+		chromedp.SendKeys(env+`form[data-body-field] [data-list] textarea[name="payload.value"]`, payload))
 	b.set(env+`form[data-body-field] [data-list] select[name="payload.type"]`, "string")
 	b.do("save the variants", chromedp.Click(env+`form[data-body-field] button[type="submit"]`))
 	b.waitFor("the variant saved", `document.querySelector("#env-development details.editor:nth-of-type(2) summary").textContent.includes("(1)")`)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/server"
@@ -55,14 +56,26 @@ func loadQuickstartTokens(path string) (quickstartTokens, error) {
 		if err := json.Unmarshal(b, &t); err != nil || t.Admin == "" || t.Client == "" || t.Frontend == "" || t.ClientKey == "" {
 			return t, fmt.Errorf("%s is not a valid quickstart tokens file; delete it to make new tokens", path)
 		}
+		// Files made before the tokens covered every project held
+		// default:development ones, which cannot see a project made
+		// later: they now cover all projects (same secret part).
+		widened := false
+		for _, tok := range []*string{&t.Client, &t.Frontend} {
+			if rest, ok := strings.CutPrefix(*tok, "default:development."); ok {
+				*tok, widened = "*:development."+rest, true
+			}
+		}
+		if widened {
+			return t, saveQuickstartTokens(path, t)
+		}
 		return t, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return t, err
 	}
 	t = quickstartTokens{
 		Admin:     "*:*." + server.RandomHex(24),
-		Client:    "default:development." + server.RandomHex(24),
-		Frontend:  "default:development." + server.RandomHex(24),
+		Client:    "*:development." + server.RandomHex(24),
+		Frontend:  "*:development." + server.RandomHex(24),
 		ClientKey: "proxy-" + server.RandomHex(16),
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -216,6 +216,33 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 	if code, _ := call(t, http.MethodGet, proxy+"/proxy", "wrong-key", ""); code != http.StatusUnauthorized {
 		t.Fatalf("a wrong client key gets %d, want 401", code)
 	}
+
+	// The quick start's tokens cover every project: a flag in a project
+	// made after the start reaches the proxy too.
+	for _, c := range []struct{ path, body string }{
+		{"/api/admin/projects", `{"id":"shop","name":"Shop"}`},
+		{"/api/admin/projects/shop/features", `{"name":"shop-banner"}`},
+		{"/api/admin/projects/shop/features/shop-banner/environments/development/strategies", `{"name":"default"}`},
+		{"/api/admin/projects/shop/features/shop-banner/environments/development/on", ``},
+	} {
+		if code, body := call(t, http.MethodPost, server+c.path, tokens.Admin, c.body); code/100 != 2 {
+			t.Fatalf("POST %s: %d %s", c.path, code, body)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := call(t, http.MethodGet, proxy+"/proxy", tokens.ClientKey, "")
+		if strings.Contains(body, `"shop-banner"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quick-start proxy does not serve a flag of a new project: %s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.HasPrefix(tokens.Client, "*:development.") || !strings.HasPrefix(tokens.Frontend, "*:development.") {
+		t.Errorf("the quick-start client and frontend tokens are %s… and %s…, want *:development ones", tokens.Client[:14], tokens.Frontend[:14])
+	}
 	stop()
 
 	// A restart reuses the same tokens, and the flag is still there.
@@ -309,4 +336,25 @@ func TestQuickstartRecordsOnlyAWorkingAdminPassword(t *testing.T) {
 			t.Error("after a restart the given password does not sign in")
 		}
 	})
+}
+
+// TestQuickstartTokensFromBeforeCoverEveryProject: a tokens file made when
+// the quick start's tokens were default:development ones is read with
+// them covering every project, and written back so.
+func TestQuickstartTokensFromBeforeCoverEveryProject(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quickstart-tokens.json")
+	old := `{"adminToken":"*:*.a1","clientToken":"default:development.c1","frontendToken":"default:development.f1","proxyClientKey":"proxy-k1"}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := loadQuickstartTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens.Client != "*:development.c1" || tokens.Frontend != "*:development.f1" || tokens.Admin != "*:*.a1" || tokens.ClientKey != "proxy-k1" {
+		t.Errorf("the old file reads as %+v", tokens)
+	}
+	if again := rawQuickstartFile(t, filepath.Dir(path)); again["clientToken"] != "*:development.c1" || again["frontendToken"] != "*:development.f1" {
+		t.Errorf("the file is now %v", again)
+	}
 }

@@ -8,7 +8,9 @@ import (
 )
 
 // TestEditorRowsShowWhatIsStored renders the editors' rows for stored
-// items and new ones: a variant of weight 0 keeps 0 (a new one gets 1000),
+// items and new ones: a variant of weight 0 keeps 0, a share reads as a
+// percentage (a new one is balanced by the page), stickiness is offered
+// once per field,
 // a one-value constraint shows its value in the Value box, a list
 // constraint its values in the Values box.
 func TestEditorRowsShowWhatIsStored(t *testing.T) {
@@ -31,14 +33,22 @@ func TestEditorRowsShowWhatIsStored(t *testing.T) {
 		}
 		return m
 	}
-	if got := render("variant-row", decode(`{"name":"off","weight":0,"weightType":"fix","stickiness":"default"}`)); !strings.Contains(got, `name="weight" type="number" min="0" max="1000" value="0"`) {
-		t.Errorf("a stored weight of 0 renders as %s", got)
+	fields := []map[string]any{{"name": "userId", "stickiness": true}, {"name": "sessionId", "stickiness": true}, {"name": "tenant", "stickiness": true}, {"name": "plan"}}
+	if got := render("variant-row", map[string]any{"V": decode(`{"name":"off","weight":0,"weightType":"fix","stickiness":"tenant"}`), "Fields": fields}); !strings.Contains(got, `name="weight" data-type="number" value="0"`) ||
+		!strings.Contains(got, `data-share min="0" max="100" step="0.1" value="0" >`) || !strings.Contains(got, `<option value="fix" selected>fixed</option>`) || !strings.Contains(got, `<option selected>tenant</option>`) {
+		t.Errorf("a stored fixed weight of 0 renders as %s", got)
 	}
-	if got := render("variant-row", map[string]any{}); !strings.Contains(got, `value="1000"`) || !strings.Contains(got, `name="weightType" value="variable"`) {
+	if got := render("variant-row", map[string]any{"V": decode(`{"name":"a","weight":333,"weightType":"variable"}`), "Fields": fields}); !strings.Contains(got, `value="33.3" readonly`) {
+		t.Errorf("a balanced weight of 333 renders as %s", got)
+	}
+	if got := render("variant-row", map[string]any{"V": nil, "Fields": fields}); !strings.Contains(got, `<option value="variable" selected>balanced automatically</option>`) || strings.Contains(got, "1000") {
 		t.Errorf("a new variant renders as %s", got)
 	}
+	if got := strings.Join(stickinessChoices(fields), " "); got != "default userId sessionId tenant random" {
+		t.Errorf("the stickiness choices are %s", got)
+	}
 	one := render("constraint-row", map[string]any{"C": decode(`{"contextName":"age","operator":"NUM_GT","value":"17","values":[]}`), "Ops": operators})
-	if !strings.Contains(one, `<option selected>NUM_GT</option>`) || !strings.Contains(one, `name="value" placeholder="one value" value="17"`) {
+	if !strings.Contains(one, `<option value="NUM_GT" selected>is greater than (NUM_GT)</option>`) || !strings.Contains(one, `name="value" placeholder="one value" value="17"`) {
 		t.Errorf("a one-value constraint renders as %s", one)
 	}
 	list := render("constraint-row", map[string]any{"C": decode(`{"contextName":"userId","operator":"IN","values":["a","b"]}`), "Ops": operators})

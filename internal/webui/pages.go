@@ -267,6 +267,22 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
+	// Which tokens can serve the flag: only said to those who may read
+	// the tokens.
+	var tokens struct {
+		Tokens []map[string]any `json:"tokens"`
+	}
+	if err := h.call(r, s, "GET", "/api/admin/api-tokens", nil, &tokens); err == nil && tokens.Tokens == nil {
+		tokens.Tokens = []map[string]any{}
+	}
+	var envNames []string
+	if envs, ok := flag["environments"].([]any); ok {
+		for _, e := range envs {
+			if m, ok := e.(map[string]any); ok {
+				envNames = append(envNames, str(m["name"]))
+			}
+		}
+	}
 	segmentNames := map[string]string{}
 	for _, sg := range segments.Segments {
 		segmentNames[fmt.Sprint(sg["id"])] = fmt.Sprint(sg["name"])
@@ -274,9 +290,9 @@ func (h *Handler) flag(w http.ResponseWriter, r *http.Request, s *session) {
 	h.render(w, r, "flag", page{Title: name, Nav: "flags", Session: s, Data: map[string]any{
 		"Flag": flag, "Project": project, "Name": name, "API": h.base + base,
 		"Segments": segments.Segments, "SegmentNames": segmentNames, "StrategyTypes": strategies.Strategies, "ContextFields": fields,
-		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": diffEvents(events.Events), "Operators": operators,
+		"Tags": tags.Tags, "TagTypes": tagTypes.TagTypes, "Events": describeEvents(events.Events, segmentNames), "Operators": operators,
 		"Chart": exposureChart(usage), "Applications": apps, "Types": types.Types, "Moves": strategyMoves(flag, h.base+base), "Version": version,
-		"Review": review,
+		"Review": review, "Serving": servingTokens(tokens.Tokens, project, envNames),
 	}})
 }
 
@@ -301,23 +317,9 @@ type event struct {
 	PreData     json.RawMessage `json:"preData"`
 }
 
-// shownEvent is an event with its change as diff lines.
-type shownEvent struct {
-	event
-	Diff []diffLine
-}
-
 type diffLine struct {
 	Op   string // "+", "-" or " "
 	Text string
-}
-
-func diffEvents(evs []event) []shownEvent {
-	out := make([]shownEvent, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, shownEvent{event: e, Diff: diffJSON(e.PreData, e.Data)})
-	}
-	return out
 }
 
 // diffJSON shows what changed between two JSON documents as flattened
@@ -415,7 +417,36 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
-	data := map[string]any{"Events": diffEvents(list.Events), "Total": list.TotalEvents}
+	// The filters offer choices: event types in groups, the projects,
+	// and the people (when the visitor may list them).
+	var projects struct {
+		Projects []named `json:"projects"`
+	}
+	var segments struct {
+		Segments []map[string]any `json:"segments"`
+	}
+	var users struct {
+		Users []map[string]any `json:"users"`
+	}
+	_ = h.call(r, s, "GET", "/api/admin/projects", nil, &projects)
+	_ = h.call(r, s, "GET", "/api/admin/segments", nil, &segments)
+	var people []string
+	if s.Can("ADMIN") && h.call(r, s, "GET", "/api/admin/user-admin", nil, &users) == nil {
+		for _, u := range users.Users {
+			if n := str(u["username"]); n != "" {
+				people = append(people, n)
+			} else if n := str(u["email"]); n != "" {
+				people = append(people, n)
+			}
+		}
+		slices.Sort(people)
+	}
+	segmentNames := map[string]string{}
+	for _, sg := range segments.Segments {
+		segmentNames[str(sg["id"])] = str(sg["name"])
+	}
+	data := map[string]any{"Events": describeEvents(list.Events, segmentNames), "Total": list.TotalEvents,
+		"TypeGroups": eventTypeGroups(), "Projects": projects.Projects, "People": people}
 	if offset+len(list.Events) < list.TotalEvents {
 		p := url.Values{}
 		for k, v := range q {

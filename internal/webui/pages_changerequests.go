@@ -115,12 +115,21 @@ func (h *Handler) changeRequest(w http.ResponseWriter, r *http.Request, s *sessi
 		history = append(history, stamp{st, at})
 	}
 	slices.SortFunc(history, func(a, b stamp) int { return a.At.Compare(b.At) })
+	// Strategies in the changes name their segments as the flag page does.
+	var segments struct {
+		Segments []map[string]any `json:"segments"`
+	}
+	_ = h.call(r, s, "GET", "/api/admin/segments", nil, &segments)
+	segmentNames := map[string]string{}
+	for _, sg := range segments.Segments {
+		segmentNames[str(sg["id"])] = str(sg["name"])
+	}
 	title := v.Title
 	if title == "" {
 		title = "Change request #" + strconv.FormatInt(v.ID, 10)
 	}
 	h.render(w, r, "changerequest", page{Title: title, Nav: "change-requests", Session: s, Data: map[string]any{
-		"CR": v, "Title": title, "History": history, "API": h.base + api, "Project": project, "Author": author, "Open": open, "ApprovedByMe": approvedByMe,
+		"CR": v, "Title": title, "SegmentNames": segmentNames, "History": history, "API": h.base + api, "Project": project, "Author": author, "Open": open, "ApprovedByMe": approvedByMe,
 		"CanReview":  !author && s.Can("APPROVE_CHANGE_REQUEST") && (v.State == "In review" || v.State == "Approved") && !approvedByMe,
 		"CanReject":  !author && s.Can("APPROVE_CHANGE_REQUEST") && (v.State == "In review" || v.State == "Approved" || v.State == "Scheduled"),
 		"CanApply":   s.Can("APPLY_CHANGE_REQUEST") && (v.State == "Approved" || v.State == "Scheduled"),

@@ -95,7 +95,7 @@ func New(o Options) (*Handler, error) {
 	}
 	// Each screen's helpers join the shared ones; a name defined twice
 	// would silently replace the other screen's helper and break its pages.
-	for _, more := range []map[string]any{editorFuncs, integrationFuncs} {
+	for _, more := range []map[string]any{editorFuncs, integrationFuncs, renderFuncs} {
 		for name, fn := range more {
 			if _, taken := funcs[name]; taken {
 				return nil, fmt.Errorf("webui: template function %q is defined twice", name)
@@ -103,14 +103,14 @@ func New(o Options) (*Handler, error) {
 			funcs[name] = fn
 		}
 	}
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/render.html")
 	if err != nil {
 		return nil, err
 	}
 	names, _ := fs.Glob(templateFS, "templates/*.html")
 	for _, n := range names {
 		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if name == "layout" || name == "partials" {
+		if name == "layout" || name == "partials" || name == "render" {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
