@@ -90,6 +90,8 @@ type flagCell struct {
 type named struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
+	// Description explains a flag type on the new-flag form.
+	Description string `json:"description"`
 }
 
 const flagsPerPage = 50

@@ -4,6 +4,16 @@
   "use strict";
   const meta = (n) => (document.querySelector('meta[name="' + n + '"]') || {}).content || "";
   const base = meta("base-path");
+  // With this script running, narrow screens fold the navigation behind
+  // the menu button (without it, the navigation simply stays open).
+  document.documentElement.classList.add("js");
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("[data-menu]");
+    if (!btn) return;
+    const open = btn.getAttribute("aria-expanded") !== "true";
+    btn.setAttribute("aria-expanded", String(open));
+    btn.closest(".top").classList.toggle("open", open);
+  });
 
   // versionFor finds the version this page shows of the flag or segment
   // that url changes: an element with data-etag (the version the server
