@@ -481,6 +481,7 @@
     if (note) toast(note);
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
     document.querySelectorAll("[data-shows]").forEach(shownFor);
+    scrollersFocusable();
     // After a reload a button asked for, focus returns to it (or the first
     // of its listed stand-ins), so keyboard users keep their place.
     const refocus = sessionStorage.getItem("bunting-refocus");
@@ -488,6 +489,15 @@
     const target = refocus && refocus.split(" ").map((id) => document.getElementById(id)).find(Boolean);
     if (target) target.focus();
   }
+  // scrollersFocusable lets keyboard users scroll what is wider than the
+  // screen (a table on a phone): such a box takes focus, then arrow keys.
+  function scrollersFocusable() {
+    document.querySelectorAll("main .scroll, main table, main pre").forEach((el) => {
+      if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible" && !el.hasAttribute("tabindex")) el.tabIndex = 0;
+    });
+  }
+  addEventListener("resize", scrollersFocusable);
+  document.addEventListener("htmx:afterSettle", scrollersFocusable);
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:configRequest", (ev) => { ev.detail.headers["X-CSRF-Token"] = meta("csrf-token"); });
 })();

@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
+)
+
+// consoleLog collects what a page wrote to the console as an error, its
+// uncaught exceptions, and the browser's own error entries (a refused
+// script, a failed request).
+type consoleLog struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (c *consoleLog) record(ev any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch e := ev.(type) {
+	case *cdpruntime.EventConsoleAPICalled:
+		if e.Type != cdpruntime.ConsoleAPICalledTypeError {
+			return
+		}
+		var parts []string
+		for _, a := range e.Args {
+			if a.Description != "" {
+				parts = append(parts, a.Description)
+			} else {
+				parts = append(parts, string(a.Value))
+			}
+		}
+		c.errors = append(c.errors, "console.error: "+strings.Join(parts, " "))
+	case *cdpruntime.EventExceptionThrown:
+		c.errors = append(c.errors, "exception: "+e.ExceptionDetails.Text)
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.EntryLevelError {
+			c.errors = append(c.errors, "browser: "+e.Entry.Text+" "+e.Entry.URL)
+		}
+	}
+}
+
+// take returns the errors recorded since the last call.
+func (c *consoleLog) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.errors
+	c.errors = nil
+	return out
+}
+
+// axeSerious runs axe-core (already injected) on the open page and
+// describes its violations of impact serious or critical, one a line.
+func (b *uiBrowser) axeSerious() string {
+	b.t.Helper()
+	return eval[string](b, `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+		.filter(v => v.impact === "serious" || v.impact === "critical")
+		.map(v => v.impact + " " + v.id + ": " + v.help + " — " + v.nodes.slice(0, 4).map(n => n.target.join(" ")).join(" | "))
+		.join("\n"))`)
+}
+
+// TestWebUIDesign walks every screen of the web UI in real Chromium at a
+// desk's width (light and dark scheme) and a phone's: axe-core finds no
+// serious or critical accessibility violation, nothing is written to the
+// console as an error, and a screenshot of each is saved for review. On
+// a fresh server every list shows an empty state that says what it is
+// for; "No flags match." only when a filter is set. At phone width the
+// flags list is one card per flag, its switch works, and the navigation
+// folds behind a menu button.
+func TestWebUIDesign(t *testing.T) {
+	axeSrc, err := os.ReadFile(filepath.Join(testutil.NodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := servertest.Start(t, servertest.NewSQLite(t))
+	b := newUIBrowser(t)
+	console := &consoleLog{}
+	if err := chromedp.Listen(b.ctx, console.record); err != nil {
+		t.Fatal(err)
+	}
+	b.signIn(h.URL, servertest.AdminUser, servertest.AdminPassword)
+
+	// First screens (the harness made API tokens already): each list says what it is for and offers the first action.
+	for _, page := range []string{"/flags", "/segments", "/groups", "/integrations", "/signals", "/actions", "/change-requests", "/applications"} {
+		b.open(h.URL + page)
+		got := eval[string](b, `(() => { const e = document.querySelector("main .empty"); return e ? e.innerText : "" })()`)
+		if len(got) < 40 {
+			t.Errorf("%s on a fresh server shows no empty state that explains the list (got %q)", page, got)
+		}
+	}
+	b.open(h.URL + "/flags")
+	if got := eval[string](b, `document.querySelector("#flags-empty a.button") ? document.querySelector("#flags-empty a.button").textContent : ""`); got != "Create your first flag" {
+		t.Errorf("the empty flags list offers %q", got)
+	}
+	if eval[bool](b, `document.querySelector("main").innerText.includes("No flags match")`) {
+		t.Error(`the empty flags list, unfiltered, says "No flags match."`)
+	}
+	b.open(h.URL + "/flags?query=nothing-like-this")
+	if !eval[bool](b, `document.querySelector("main").innerText.includes("No flags match") && !document.querySelector("#flags-empty")`) {
+		t.Error(`a filter that matches nothing does not say "No flags match."`)
+	}
+	b.screenshot("design-first-flags")
+
+	// Something on every screen.
+	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": "checkout-redesign", "type": "release", "description": "The new checkout"}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": "search-v2", "type": "experiment"}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/projects/default/features/checkout-redesign/environments/development/strategies", h.AdminToken, map[string]any{
+		"name": "flexibleRollout", "parameters": map[string]any{"rollout": "50", "stickiness": "default", "groupId": "checkout-redesign"},
+		"constraints": []any{map[string]any{"contextName": "region", "operator": "IN", "values": []string{"eu", "uk"}}},
+	}).Want(t, 200)
+	h.Do(t, "PUT", "/api/admin/projects/default/features/checkout-redesign/environments/development/variants", h.AdminToken, []any{
+		map[string]any{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "default", "payload": map[string]any{"type": "json", "value": `{"color":"blue"}`}},
+		map[string]any{"name": "green", "weight": 500, "weightType": "variable", "stickiness": "default"},
+	}).Want(t, 200)
+	h.Do(t, "POST", "/api/admin/context", h.AdminToken, map[string]any{"name": "region", "legalValues": []any{map[string]any{"value": "eu"}, map[string]any{"value": "uk"}, map[string]any{"value": "us"}}}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": "beta", "constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []string{"1", "2"}}}}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "web", "type": "client", "environment": "development"}).Want(t, 201)
+	h.Do(t, "POST", "/api/admin/user-admin", h.AdminToken, map[string]any{"username": "vera", "password": "vera-password", "rootRole": "Viewer"}).Want(t, 201)
+
+	screens := []struct{ name, path string }{
+		{"flags", "/flags"}, {"new-flag", "/flags/new"}, {"flag", "/projects/default/flags/checkout-redesign"},
+		{"change-requests", "/change-requests"}, {"events", "/events"}, {"segments", "/segments"}, {"context", "/context"},
+		{"playground", "/playground?context=%7B%22userId%22%3A%221%22%7D&environment=development"},
+		{"tokens", "/tokens"}, {"projects", "/projects"}, {"project-access", "/projects/default/access"},
+		{"applications", "/applications"}, {"signals", "/signals"}, {"actions", "/actions"}, {"action-runs", "/actions/runs"},
+		{"integrations", "/integrations"}, {"users", "/users"}, {"groups", "/groups"}, {"roles", "/roles"}, {"sso", "/sso"},
+		{"account", "/account"},
+	}
+	walk := func(label string) {
+		for _, s := range screens {
+			b.open(h.URL + s.path)
+			b.waitFor("the page's scripts", `!!window.htmx`)
+			if !eval[bool](b, `typeof axe !== "undefined"`) {
+				eval[bool](b, string(axeSrc)+"\n;true")
+			}
+			if v := b.axeSerious(); v != "" {
+				t.Errorf("%s at %s: axe finds\n%s", s.path, label, v)
+			}
+			b.screenshot("design-" + label + "-" + s.name)
+			if errs := console.take(); len(errs) > 0 {
+				t.Errorf("%s at %s writes errors to the console:\n%s", s.path, label, strings.Join(errs, "\n"))
+			}
+		}
+	}
+	console.take()
+	walk("1280")
+	if os.Getenv("BUNTING_README_SCREENSHOTS") == "1" {
+		b.open(h.URL + "/flags")
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "docs", "images", "webui-flags.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scheme := func(v string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+			return err
+		})
+	}
+	b.do("dark scheme", scheme("dark"))
+	walk("1280-dark")
+	b.do("light scheme", scheme("light"))
+	b.do("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	walk("390")
+
+	// The phone: the navigation folds behind an accessible menu button.
+	b.open(h.URL + "/flags")
+	menu := `button[aria-controls="main-nav"]`
+	if eval[bool](b, `document.querySelector("#main-nav").offsetParent !== null`) {
+		t.Error("at 390 px the navigation is open before the menu button is pressed")
+	}
+	if got := eval[string](b, `document.querySelector('`+menu+`').getAttribute("aria-expanded")`); got != "false" {
+		t.Errorf("the closed menu button says aria-expanded=%q", got)
+	}
+	b.do("open the menu", chromedp.Click(menu))
+	if !eval[bool](b, `document.querySelector("#main-nav").offsetParent !== null && document.querySelector('`+menu+`').getAttribute("aria-expanded") === "true"`) {
+		t.Error("the menu button does not open the navigation")
+	}
+	b.screenshot("design-390-menu-open")
+	b.do("close the menu", chromedp.Click(menu))
+
+	// The flags list is one card per flag, with a working switch per environment.
+	cards := eval[string](b, `[...document.querySelectorAll("table.flag-list tbody tr")].map(tr => {
+		const r = tr.getBoundingClientRect(); return tr.querySelector("td.name a").textContent + ":" + Math.round(r.width) + ":" + tr.querySelectorAll("input[data-switch]").length }).join(",")`)
+	for _, c := range strings.Split(cards, ",") {
+		var name string
+		var width, switches int
+		if _, err := fmt.Sscanf(strings.ReplaceAll(c, ":", " "), "%s %d %d", &name, &width, &switches); err != nil || width < 300 || width > 390 || switches != 2 {
+			t.Errorf("at 390 px the flag card %q is not a full-width card with a switch per environment (want name:width:2)", c)
+		}
+	}
+	if eval[bool](b, `getComputedStyle(document.querySelector("table.flag-list thead")).position !== "absolute"`) {
+		t.Error("at 390 px the flags list still shows its table header")
+	}
+	sw := `input[aria-label="checkout-redesign in development"]`
+	b.do("switch it on", chromedp.Click(sw))
+	waitAPI(t, "checkout-redesign on in development", func() bool { return flagEnabled(t, h, "checkout-redesign") })
+	b.screenshot("design-390-flags-switched")
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("the phone journey writes errors to the console:\n%s", strings.Join(errs, "\n"))
+	}
+}
