@@ -69,6 +69,21 @@ func (s *API) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+// contextFieldStrategies lists where a context field is used, so a person
+// sees why it cannot be deleted (an unknown field has no uses, as in Unleash).
+func (s *API) contextFieldStrategies(w http.ResponseWriter, r *http.Request) error {
+	uses, err := s.store.Q(r.Context()).StrategiesUsingContextField(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return httpjson.Write(w, http.StatusOK, contextFieldStrategies{Strategies: uses})
+}
+
+// contextFieldStrategies is the answer of GET /api/admin/context/{name}/strategies.
+type contextFieldStrategies struct {
+	Strategies []store.ContextFieldUse `json:"strategies"`
+}
+
 func (s *API) deleteContextField(w http.ResponseWriter, r *http.Request) error {
 	return s.changeContextField(w, r, domain.DeleteContextField)
 }
