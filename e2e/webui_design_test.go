@@ -130,6 +130,32 @@ func TestWebUIDesign(t *testing.T) {
 	h.Do(t, "POST", "/api/admin/api-tokens", h.AdminToken, map[string]any{"tokenName": "web", "type": "client", "environment": "development"}).Want(t, 201)
 	h.Do(t, "POST", "/api/admin/user-admin", h.AdminToken, map[string]any{"username": "vera", "password": "vera-password", "rootRole": "Viewer"}).Want(t, 201)
 
+	h.Do(t, "POST", "/api/admin/context", h.AdminToken, map[string]any{"name": "plan"}).Want(t, 201)
+
+	// Visual weight matches risk: a built-in or used context field offers
+	// no Delete, and says where it is used; an unused custom one does.
+	b.open(h.URL + "/context")
+	if got := eval[string](b, `document.querySelector("#field-region .uses").innerText`); !strings.Contains(got, "flag checkout-redesign in development") {
+		t.Errorf("the region field says it is used by %q", got)
+	}
+	for _, field := range []string{"region", "userId", "environment"} {
+		if eval[int](b, `document.querySelectorAll("#field-`+field+` button").length`) != 0 {
+			t.Errorf("the context field %s (built in or in use) offers a button", field)
+		}
+	}
+	if eval[int](b, `document.querySelectorAll('#field-plan button[aria-label="Delete context field plan"]').length`) != 1 {
+		t.Error("the unused custom field plan offers no Delete")
+	}
+	// Deactivate and Reset password are not solid, and not on the admin's own row.
+	b.open(h.URL + "/users")
+	if got := eval[string](b, `[...document.querySelectorAll("main tr")].filter(tr => tr.querySelector(".badge") && tr.querySelector(".badge").textContent === "you").map(tr => tr.querySelectorAll("button").length).join()`); got != "0" {
+		t.Errorf("the admin's own row has %q buttons, want none", got)
+	}
+	solid := eval[string](b, `[...document.querySelectorAll("main button")].filter(x => /Deactivate|Reset password|Delete/.test(x.textContent)).filter(x => getComputedStyle(x).backgroundColor === getComputedStyle(document.querySelector("#new-user button[type=submit]")).backgroundColor).map(x => x.textContent).join()`)
+	if solid != "" {
+		t.Errorf("risky buttons look like the primary one: %s", solid)
+	}
+
 	screens := []struct{ name, path string }{
 		{"flags", "/flags"}, {"new-flag", "/flags/new"}, {"flag", "/projects/default/flags/checkout-redesign"},
 		{"change-requests", "/change-requests"}, {"events", "/events"}, {"segments", "/segments"}, {"context", "/context"},
