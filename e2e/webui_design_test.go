@@ -117,6 +117,18 @@ func TestWebUIDesign(t *testing.T) {
 	// Something on every screen.
 	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": "checkout-redesign", "type": "release", "description": "The new checkout"}).Want(t, 201)
 	h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": "search-v2", "type": "experiment"}).Want(t, 201)
+	for _, f := range []struct{ name, typ, desc, tag string }{
+		{"payments-kill-switch", "kill-switch", "Stops card payments at once", "team:payments"},
+		{"dark-mode", "release", "Follow the system's colour scheme", "team:web"},
+		{"recommendations-ab", "experiment", "Two ranking models, half the users each", "team:search"},
+	} {
+		h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": f.name, "type": f.typ, "description": f.desc}).Want(t, 201)
+		typ, value, _ := strings.Cut(f.tag, ":")
+		h.Do(t, "POST", "/api/admin/tag-types", h.AdminToken, map[string]any{"name": typ}) // 409 once it exists
+		h.Do(t, "POST", "/api/admin/features/"+f.name+"/tags", h.AdminToken, map[string]any{"type": typ, "value": value}).Want(t, 201)
+	}
+	h.Do(t, "POST", "/api/admin/projects/default/features/payments-kill-switch/environments/production/on", h.AdminToken, nil).Want(t, 200)
+	h.Do(t, "POST", "/api/admin/projects/default/features/dark-mode/environments/development/on", h.AdminToken, nil).Want(t, 200)
 	h.Do(t, "POST", "/api/admin/projects/default/features/checkout-redesign/environments/development/strategies", h.AdminToken, map[string]any{
 		"name": "flexibleRollout", "parameters": map[string]any{"rollout": "50", "stickiness": "default", "groupId": "checkout-redesign"},
 		"constraints": []any{map[string]any{"contextName": "region", "operator": "IN", "values": []string{"eu", "uk"}}},
