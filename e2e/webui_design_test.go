@@ -253,4 +253,164 @@ func TestWebUIDesign(t *testing.T) {
 	if errs := console.take(); len(errs) > 0 {
 		t.Errorf("the phone journey writes errors to the console:\n%s", strings.Join(errs, "\n"))
 	}
+
+	// The everyday tasks take no more actions than in Unleash.
+	b.do("desk width", chromedp.EmulateViewport(1280, 900))
+	counts := countActions(t, h, b)
+	for i, u := range unleashActions {
+		if i >= len(counts) {
+			break
+		}
+		t.Logf("%-40s Bunting %2d  Unleash %2d", u.task, counts[i], u.count)
+		if counts[i] > u.count {
+			t.Errorf("%s takes %d actions, Unleash %d", u.task, counts[i], u.count)
+		}
+	}
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("the tasks write errors to the console:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// unleashActions are the actions (clicks, fields, choices) each task takes
+// in Unleash 8.2.0's UI, as issue 27 counts them.
+var unleashActions = []struct {
+	task  string
+	count int
+}{
+	{"create a flag", 6},
+	{"50 % rollout where region is eu or uk", 33},
+	{"switch it on in development", 1},
+	{"two variants with a JSON payload", 16},
+	{"find who changed it", 1},
+	{"why is user 1 in us off", 13},
+}
+
+// countedEnv is what the task journey checks of the flag's development
+// environment through the admin API.
+type countedEnv struct {
+	Name       string
+	Enabled    bool
+	Strategies []struct {
+		Name        string
+		Parameters  map[string]string
+		Constraints []struct {
+			ContextName, Operator string
+			Values                []string
+		}
+	}
+	Variants []struct {
+		Name    string
+		Payload *struct{ Type, Value string }
+	}
+}
+
+// actionCounter does what a person does in the UI and counts it: a click,
+// a field typed into, a choice from a list is one action each.
+type actionCounter struct {
+	b *uiBrowser
+	n int
+}
+
+func (c *actionCounter) click(sel string) {
+	c.b.t.Helper()
+	c.n++
+	c.b.do("click "+sel, chromedp.Click(sel))
+}
+
+func (c *actionCounter) typeIn(sel, text string) {
+	c.b.t.Helper()
+	c.n++
+	c.b.do("type into "+sel, chromedp.SendKeys(sel, text))
+}
+
+func (c *actionCounter) choose(sel, value string) {
+	c.b.t.Helper()
+	c.n++
+	c.b.set(sel, value)
+}
+
+// countActions does the six everyday tasks in the web UI at a desk's
+// width, each from where the last left off, and returns the actions each
+// took; each task's outcome is checked through the admin API.
+func countActions(t *testing.T, h *servertest.Harness, b *uiBrowser) []int {
+	var counts []int
+	c := &actionCounter{b: b}
+	done := func() { counts = append(counts, c.n); c.n = 0 }
+	env := `#env-development `
+	b.open(h.URL + "/flags")
+
+	// Create a flag (project and type as they come).
+	c.click(`nav[aria-label="Main"] a[href="/flags/new"]`)
+	b.waitFor("the new-flag form", `!!document.querySelector("#new-flag #name")`)
+	c.typeIn("#name", "counted")
+	c.click(`#new-flag button[type="submit"]`)
+	b.waitFor("the flag page", `location.pathname === "/projects/default/flags/counted" && document.readyState === "complete"`)
+	done()
+
+	// A 50 % gradual rollout where region is eu or uk, in development.
+	c.click(env + `details.editor summary`)
+	c.click(env + `form.strategy-form button[data-add="constraints"]`)
+	c.choose(env+`form.strategy-form [data-list="constraints"] select[name="contextName"]`, "region")
+	c.typeIn(env+`form.strategy-form [data-list="constraints"] input[name="values"]`, "eu, uk")
+	c.click(env + `form.strategy-form button[type="submit"]`)
+	b.waitFor("the strategy", `document.readyState === "complete" && !!document.querySelector("#env-development .strategy")`)
+	get := func() countedEnv {
+		var f struct{ Environments []countedEnv }
+		h.Do(t, "GET", "/api/admin/projects/default/features/counted", h.AdminToken, nil).Want(t, 200).JSON(t, &f)
+		for _, e := range f.Environments {
+			if e.Name == "development" {
+				return e
+			}
+		}
+		return countedEnv{}
+	}
+	if d := get(); len(d.Strategies) != 1 || d.Strategies[0].Name != "flexibleRollout" || d.Strategies[0].Parameters["rollout"] != "50" ||
+		len(d.Strategies[0].Constraints) != 1 || fmt.Sprint(d.Strategies[0].Constraints[0]) != "{region IN [eu uk]}" {
+		t.Errorf("the rollout saved as %+v", d.Strategies)
+	}
+	done()
+
+	// Switch it on in development.
+	c.click(env + `input[data-switch]`)
+	waitAPI(t, "counted on in development", func() bool { return get().Enabled })
+	done()
+
+	// Two variants, one with a JSON payload.
+	b.open(h.URL + "/projects/default/flags/counted")
+	c.click(env + `details.editor:nth-of-type(2) summary`)
+	c.click(env + `form[data-body-field] button[data-add="variants"]`)
+	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(1) input[name="name"]`, "blue")
+	c.choose(env+`[data-list="variants"] [data-item]:nth-child(1) select[name="payload.type"]`, "json")
+	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(1) input[name="payload.value"]`, `{"color":"blue"}`)
+	c.click(env + `form[data-body-field] button[data-add="variants"]`)
+	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(2) input[name="name"]`, "green")
+	c.click(env + `form[data-body-field] button[type="submit"]`)
+	waitAPI(t, "two variants", func() bool { return len(get().Variants) == 2 })
+	if v := get().Variants; v[0].Payload == nil || v[0].Payload.Type != "json" {
+		t.Errorf("the variants saved as %+v", v)
+	}
+	done()
+
+	// Find who changed it, from the flags list.
+	b.open(h.URL + "/flags")
+	c.click(`a[href="/projects/default/flags/counted"]`)
+	b.waitFor("the history", `document.readyState === "complete" && [...document.querySelectorAll("#hist-h ~ ol .event .eby")].some(e => e.textContent === "admin")`)
+	done()
+
+	// Why is user 1 in us off?
+	c.click(`nav[aria-label="Main"] a[href="/playground"]`)
+	b.waitFor("the playground", `!!document.querySelector("#pg-userId")`)
+	c.typeIn("#pg-userId", "1")
+	region := eval[string](b, `(() => { const l = [...document.querySelectorAll("#pg-form label code")].find(c => c.textContent === "region"); return l ? "#" + l.parentElement.htmlFor : "" })()`)
+	if region == "" {
+		t.Fatal("the playground offers no region field")
+	}
+	c.typeIn(region, "us")
+	c.click("#pg-run")
+	b.waitFor("the answer", `!!document.querySelector('#pg-results [data-flag="counted"]')`)
+	if why := eval[string](b, `document.querySelector('#pg-results [data-flag="counted"]').innerText`); !strings.Contains(why, "OFF") || !strings.Contains(why, "region") {
+		t.Errorf("the playground explains counted for user 1 in us as %q", why)
+	}
+	done()
+	return counts
 }
