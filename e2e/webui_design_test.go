@@ -168,6 +168,21 @@ func TestWebUIDesign(t *testing.T) {
 		t.Errorf("risky buttons look like the primary one: %s", solid)
 	}
 
+	// A flag's archive is behind its More actions menu, with a
+	// confirmation that names the flag.
+	b.open(h.URL + "/projects/default/flags/search-v2")
+	archive := `#flag-danger button.danger[data-method="DELETE"]`
+	if eval[bool](b, `document.querySelector('`+archive+`').checkVisibility()`) {
+		t.Error("the Archive button shows before the More actions menu is opened")
+	}
+	b.do("open More actions", chromedp.Click(`#flag-danger summary`))
+	b.answerConfirm(false)
+	b.do("archive, then say no", chromedp.Click(archive))
+	if asked := eval[string](b, `window.__asked`); !strings.Contains(asked, "search-v2") {
+		t.Errorf("archiving asked %q, without the flag's name", asked)
+	}
+	h.Do(t, "GET", "/api/admin/projects/default/features/search-v2", h.AdminToken, nil).Want(t, 200)
+
 	screens := []struct{ name, path string }{
 		{"flags", "/flags"}, {"new-flag", "/flags/new"}, {"flag", "/projects/default/flags/checkout-redesign"},
 		{"change-requests", "/change-requests"}, {"events", "/events"}, {"segments", "/segments"}, {"context", "/context"},
