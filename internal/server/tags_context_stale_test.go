@@ -151,6 +151,13 @@ func TestContextFields(t *testing.T) {
 			t.Fatalf("strategies using userId: %v", used.Strategies)
 		}
 		h.Do(t, "DELETE", "/api/admin/context/region", h.AdminToken, nil).WantError(t, 409, "ConflictError", "in use")
+		// An archived flag's strategies are not listed (as in Unleash).
+		h.Do(t, "DELETE", "/api/admin/projects/default/features/by-region", h.AdminToken, nil).Want(t, 202)
+		h.Do(t, "GET", "/api/admin/context/region/strategies", h.AdminToken, nil).Want(t, 200).JSON(t, &used)
+		if len(used.Strategies) != 0 {
+			t.Fatalf("strategies using region once their flag is archived: %v", used.Strategies)
+		}
+		h.Do(t, "POST", "/api/admin/archive/revive/by-region", h.AdminToken, nil).Want(t, 200)
 		h.Do(t, "DELETE", "/api/admin/projects/default/features/by-region/environments/development/strategies/"+st.ID, h.AdminToken, nil).Want(t, 200)
 
 		// A field used by a segment's constraint cannot be deleted.

@@ -248,8 +248,9 @@ type ContextFieldUse struct {
 	Environment  string `json:"environment"`
 }
 
-// StrategiesUsingContextField lists the strategies (of flags archived or
-// not) with a constraint on the context field, by flag and environment.
+// StrategiesUsingContextField lists the strategies of flags not archived
+// with a constraint on the context field, by flag and environment (as
+// Unleash lists them; an archived flag's strategies are not shown).
 func (q Q) StrategiesUsingContextField(name string) ([]ContextFieldUse, error) {
 	sts, err := q.strategiesWhere(`fs.constraints LIKE $1`, "%\"contextName\":"+jsonQuote(name)+"%")
 	if err != nil {
@@ -267,7 +268,14 @@ func (q Q) StrategiesUsingContextField(name string) ([]ContextFieldUse, error) {
 			if err != nil {
 				return nil, err
 			}
-			project, projects[st.FeatureName] = f.Project, f.Project
+			project = f.Project
+			if f.Archived {
+				project = "" // skipped below
+			}
+			projects[st.FeatureName] = project
+		}
+		if project == "" {
+			continue
 		}
 		out = append(out, ContextFieldUse{ID: st.ID, ProjectID: project, FeatureName: st.FeatureName, StrategyName: st.Name, Environment: st.Environment})
 	}

@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
@@ -70,12 +71,15 @@ func (s *API) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // contextFieldStrategies lists where a context field is used, so a person
-// sees why it cannot be deleted (an unknown field has no uses, as in Unleash).
+// sees why it cannot be deleted: strategies of flags not archived, in the
+// projects the caller may see (an unknown field has no uses), as in Unleash.
 func (s *API) contextFieldStrategies(w http.ResponseWriter, r *http.Request) error {
 	uses, err := s.store.Q(r.Context()).StrategiesUsingContextField(r.PathValue("name"))
 	if err != nil {
 		return err
 	}
+	p := domain.PrincipalFrom(r.Context())
+	uses = slices.DeleteFunc(uses, func(u store.ContextFieldUse) bool { return !p.CanSeeProject(u.ProjectID) })
 	return httpjson.Write(w, http.StatusOK, contextFieldStrategies{Strategies: uses})
 }
 
