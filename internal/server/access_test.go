@@ -29,6 +29,8 @@ func TestPrivateProjectIsInvisibleToNonMembers(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/projects", a, map[string]any{"id": "secret", "name": "Secret", "mode": "private"}).Want(t, 201)
 		h.Do(t, "POST", "/api/admin/projects/secret/features", a, map[string]any{"name": "hidden-flag"}).Want(t, 201)
 		h.Do(t, "POST", "/api/admin/projects/secret/features/hidden-flag/environments/development/on", a, nil).Want(t, 200)
+		h.Do(t, "POST", "/api/admin/projects/secret/features/hidden-flag/environments/development/strategies", a, map[string]any{
+			"name": "default", "constraints": []map[string]any{{"contextName": "appName", "operator": "IN", "values": []string{"x"}}}}).Want(t, 200)
 		createFlag(t, h, "open-flag")
 		h.Do(t, "POST", "/api/admin/api-tokens", a, map[string]any{"tokenName": "secret-sdk", "type": "client", "environment": "development", "projects": []string{"secret"}}).Want(t, 201)
 		var tokenReader struct{ Roles struct{ ID int64 } }
@@ -71,6 +73,9 @@ func TestPrivateProjectIsInvisibleToNonMembers(t *testing.T) {
 			h.Do(t, "POST", "/api/admin/events/search", token, map[string]any{"query": "hidden-flag"}).Want(t, 200).JSON(t, &events)
 			seen["event text search"] = len(events.Events) > 0
 			seen["flag's events"] = h.Do(t, "GET", "/api/admin/events/hidden-flag", token, nil).Status == 200
+			var uses struct{ Strategies []struct{ FeatureName string } }
+			h.Do(t, "GET", "/api/admin/context/appName/strategies", token, nil).Want(t, 200).JSON(t, &uses)
+			seen["context field uses"] = len(uses.Strategies) > 0
 			var pg struct{ Features []struct{ Name string } }
 			h.Do(t, "POST", "/api/admin/playground", token, map[string]any{"environment": "development", "context": map[string]any{}}).Want(t, 200).JSON(t, &pg)
 			for _, f := range pg.Features {

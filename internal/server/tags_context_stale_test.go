@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -129,6 +130,35 @@ func TestContextFields(t *testing.T) {
 		}
 		h.Do(t, "PUT", "/api/admin/context/nope", h.AdminToken, map[string]any{}).WantError(t, 404, "NotFoundError")
 		h.Do(t, "GET", "/api/admin/context/nope", h.AdminToken, nil).WantError(t, 404, "NotFoundError")
+
+		// Where a field is used: the strategies whose constraints name it
+		// (as Unleash's GET /api/admin/context/{name}/strategies), and a
+		// field a strategy uses cannot be deleted.
+		h.Do(t, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": "by-region"}).Want(t, 201)
+		var st struct{ ID string }
+		h.Do(t, "POST", "/api/admin/projects/default/features/by-region/environments/development/strategies", h.AdminToken, map[string]any{
+			"name": "default", "constraints": []map[string]any{{"contextName": "region", "operator": "IN", "values": []string{"ap"}}}}).Want(t, 200).JSON(t, &st)
+		var used struct {
+			Strategies []map[string]any `json:"strategies"`
+		}
+		h.Do(t, "GET", "/api/admin/context/region/strategies", h.AdminToken, nil).Want(t, 200).JSON(t, &used)
+		want := map[string]any{"id": st.ID, "projectId": "default", "featureName": "by-region", "strategyName": "default", "environment": "development"}
+		if len(used.Strategies) != 1 || fmt.Sprint(used.Strategies[0]) != fmt.Sprint(want) {
+			t.Fatalf("strategies using region: %v, want [%v]", used.Strategies, want)
+		}
+		h.Do(t, "GET", "/api/admin/context/userId/strategies", h.AdminToken, nil).Want(t, 200).JSON(t, &used)
+		if len(used.Strategies) != 0 {
+			t.Fatalf("strategies using userId: %v", used.Strategies)
+		}
+		h.Do(t, "DELETE", "/api/admin/context/region", h.AdminToken, nil).WantError(t, 409, "ConflictError", "in use")
+		// An archived flag's strategies are not listed (as in Unleash).
+		h.Do(t, "DELETE", "/api/admin/projects/default/features/by-region", h.AdminToken, nil).Want(t, 202)
+		h.Do(t, "GET", "/api/admin/context/region/strategies", h.AdminToken, nil).Want(t, 200).JSON(t, &used)
+		if len(used.Strategies) != 0 {
+			t.Fatalf("strategies using region once their flag is archived: %v", used.Strategies)
+		}
+		h.Do(t, "POST", "/api/admin/archive/revive/by-region", h.AdminToken, nil).Want(t, 200)
+		h.Do(t, "DELETE", "/api/admin/projects/default/features/by-region/environments/development/strategies/"+st.ID, h.AdminToken, nil).Want(t, 200)
 
 		// A field used by a segment's constraint cannot be deleted.
 		if _, err := h.Store.DB().Exec(`INSERT INTO segments (name, constraints, created_at) VALUES ('s', '[{"contextName":"region","operator":"IN","values":["eu"]}]', 0)`); err != nil {

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"database/sql"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/bunting-flags/bunting/engine"
@@ -234,6 +236,53 @@ func (q Q) StrategyUsesContextField(name string) (bool, error) {
 	err := q.row([]any{&n}, `SELECT (SELECT COUNT(*) FROM feature_strategies WHERE constraints LIKE $1)
 		+ (SELECT COUNT(*) FROM segments WHERE constraints LIKE $1)`, needle)
 	return n > 0, err
+}
+
+// ContextFieldUse is a strategy whose constraints name a context field,
+// as Unleash's GET /api/admin/context/{name}/strategies lists it.
+type ContextFieldUse struct {
+	ID           string `json:"id"`
+	ProjectID    string `json:"projectId"`
+	FeatureName  string `json:"featureName"`
+	StrategyName string `json:"strategyName"`
+	Environment  string `json:"environment"`
+}
+
+// StrategiesUsingContextField lists the strategies of flags not archived
+// with a constraint on the context field, by flag and environment (as
+// Unleash lists them; an archived flag's strategies are not shown).
+func (q Q) StrategiesUsingContextField(name string) ([]ContextFieldUse, error) {
+	sts, err := q.strategiesWhere(`fs.constraints LIKE $1`, "%\"contextName\":"+jsonQuote(name)+"%")
+	if err != nil {
+		return nil, err
+	}
+	out := []ContextFieldUse{}
+	projects := map[string]string{}
+	for _, st := range sts {
+		if !slices.ContainsFunc(st.Constraints, func(c engine.Constraint) bool { return c.ContextName == name }) {
+			continue
+		}
+		project, ok := projects[st.FeatureName]
+		if !ok {
+			f, err := q.Feature(st.FeatureName)
+			if err != nil {
+				return nil, err
+			}
+			project = f.Project
+			if f.Archived {
+				project = "" // skipped below
+			}
+			projects[st.FeatureName] = project
+		}
+		if project == "" {
+			continue
+		}
+		out = append(out, ContextFieldUse{ID: st.ID, ProjectID: project, FeatureName: st.FeatureName, StrategyName: st.Name, Environment: st.Environment})
+	}
+	slices.SortFunc(out, func(a, b ContextFieldUse) int {
+		return cmp.Or(cmp.Compare(a.FeatureName, b.FeatureName), cmp.Compare(a.Environment, b.Environment), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
 }
 
 func jsonQuote(s string) string { return encodeJSON(s) }

@@ -26,7 +26,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /events", h.withSession(h.events))
 	m.HandleFunc("GET /playground", h.withSession(h.playground))
 	m.HandleFunc("GET /segments", h.withSession(h.simpleList("segments", "Segments", "/api/admin/segments", h.segmentVersions)))
-	m.HandleFunc("GET /context", h.withSession(h.simpleList("context", "Context fields", "/api/admin/context")))
+	m.HandleFunc("GET /context", h.withSession(h.simpleList("context", "Context fields", "/api/admin/context", h.contextUses)))
 	m.HandleFunc("GET /tokens", h.withSession(h.tokens))
 	m.HandleFunc("GET /projects", h.withSession(h.projects))
 	m.HandleFunc("GET /users", h.withSession(h.users))
@@ -90,6 +90,8 @@ type flagCell struct {
 type named struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
+	// Description explains a flag type on the new-flag form.
+	Description string `json:"description"`
 }
 
 const flagsPerPage = 50
@@ -480,6 +482,68 @@ func (h *Handler) simpleList(name, title, path string, extras ...func(*http.Requ
 		}
 		h.render(w, r, name, page{Title: title, Nav: name, Session: s, Data: data})
 	}
+}
+
+// builtInContextFields are the fields the SDKs fill in themselves: the
+// page marks them instead of offering to delete them (the API still lets
+// an admin delete one, as Unleash does).
+var builtInContextFields = []string{"appName", "currentTime", "environment", "remoteAddress", "sessionId", "userId"}
+
+// contextUse is one place a context field is used.
+type contextUse struct {
+	What string // "flag" or "segment"
+	Name string
+	Env  string
+	Link string
+}
+
+// contextUses adds, by field name, where each listed field is used
+// (Uses: strategies of flags, then segments) and which are built in
+// (BuiltIn), so the page offers Delete only for an unused custom field.
+func (h *Handler) contextUses(r *http.Request, s *session, data map[string]any) error {
+	list, _ := data["List"].([]any)
+	var segments struct {
+		Segments []struct {
+			ID          int    `json:"id"`
+			Name        string `json:"name"`
+			Constraints []struct {
+				ContextName string `json:"contextName"`
+			} `json:"constraints"`
+		} `json:"segments"`
+	}
+	if err := h.call(r, s, "GET", "/api/admin/segments", nil, &segments); err != nil {
+		return err
+	}
+	uses := map[string][]contextUse{}
+	builtIn := map[string]bool{}
+	for _, item := range list {
+		name, _ := item.(map[string]any)["name"].(string)
+		builtIn[name] = slices.Contains(builtInContextFields, name)
+		var st struct {
+			Strategies []struct {
+				ProjectID   string `json:"projectId"`
+				FeatureName string `json:"featureName"`
+				Environment string `json:"environment"`
+			} `json:"strategies"`
+		}
+		if err := h.call(r, s, "GET", "/api/admin/context/"+url.PathEscape(name)+"/strategies", nil, &st); err != nil {
+			return err
+		}
+		for _, u := range st.Strategies {
+			uses[name] = append(uses[name], contextUse{What: "flag", Name: u.FeatureName, Env: u.Environment,
+				Link: "/projects/" + url.PathEscape(u.ProjectID) + "/flags/" + url.PathEscape(u.FeatureName) + "#env-" + u.Environment})
+		}
+		for _, sg := range segments.Segments {
+			for _, c := range sg.Constraints {
+				if c.ContextName == name {
+					uses[name] = append(uses[name], contextUse{What: "segment", Name: sg.Name, Link: "/segments#edit-segment-" + fmt.Sprint(sg.ID)})
+					break
+				}
+			}
+		}
+	}
+	data["Uses"], data["BuiltIn"] = uses, builtIn
+	return nil
 }
 
 // segmentVersions adds each listed segment's version (Versions, by id),

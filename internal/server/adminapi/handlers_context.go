@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
@@ -67,6 +68,24 @@ func (s *API) removeLegalValue(w http.ResponseWriter, r *http.Request) error {
 	return s.changeContextField(w, r, func(tx *store.Tx, p *domain.Principal, name string) error {
 		return domain.RemoveLegalValue(tx, p, name, r.PathValue("value"))
 	})
+}
+
+// contextFieldStrategies lists where a context field is used, so a person
+// sees why it cannot be deleted: strategies of flags not archived, in the
+// projects the caller may see (an unknown field has no uses), as in Unleash.
+func (s *API) contextFieldStrategies(w http.ResponseWriter, r *http.Request) error {
+	uses, err := s.store.Q(r.Context()).StrategiesUsingContextField(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	p := domain.PrincipalFrom(r.Context())
+	uses = slices.DeleteFunc(uses, func(u store.ContextFieldUse) bool { return !p.CanSeeProject(u.ProjectID) })
+	return httpjson.Write(w, http.StatusOK, contextFieldStrategies{Strategies: uses})
+}
+
+// contextFieldStrategies is the answer of GET /api/admin/context/{name}/strategies.
+type contextFieldStrategies struct {
+	Strategies []store.ContextFieldUse `json:"strategies"`
 }
 
 func (s *API) deleteContextField(w http.ResponseWriter, r *http.Request) error {

@@ -262,6 +262,8 @@ func (s *API) Register(r route.Registrar) {
 		api("Context fields", "Get a context field", 200, nil, store.ContextField{}))
 	r.Admin("PUT /api/admin/context/{name}", domain.PermUpdateContextField, s.updateContextField, withJSON,
 		api("Context fields", "Update a context field (absent properties untouched)", 200, domain.ContextFieldInput{}, nil))
+	r.Admin("GET /api/admin/context/{name}/strategies", "", s.contextFieldStrategies,
+		api("Context fields", "List the strategies that use a context field", 200, nil, contextFieldStrategies{}))
 	r.Admin("DELETE /api/admin/context/{name}", domain.PermDeleteContextField, s.deleteContextField,
 		api("Context fields", "Delete an unused context field", 200, nil, nil))
 	r.Admin("POST /api/admin/context/{name}/legal-values", domain.PermUpdateContextField, s.addLegalValue, withJSON,

@@ -4,6 +4,16 @@
   "use strict";
   const meta = (n) => (document.querySelector('meta[name="' + n + '"]') || {}).content || "";
   const base = meta("base-path");
+  // With this script running, narrow screens fold the navigation behind
+  // the menu button (without it, the navigation simply stays open).
+  document.documentElement.classList.add("js");
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("[data-menu]");
+    if (!btn) return;
+    const open = btn.getAttribute("aria-expanded") !== "true";
+    btn.setAttribute("aria-expanded", String(open));
+    btn.closest(".top").classList.toggle("open", open);
+  });
 
   // versionFor finds the version this page shows of the flag or segment
   // that url changes: an element with data-etag (the version the server
@@ -471,6 +481,7 @@
     if (note) toast(note);
     document.querySelectorAll("[data-strategy-select]").forEach(strategyFields);
     document.querySelectorAll("[data-shows]").forEach(shownFor);
+    scrollersFocusable();
     // After a reload a button asked for, focus returns to it (or the first
     // of its listed stand-ins), so keyboard users keep their place.
     const refocus = sessionStorage.getItem("bunting-refocus");
@@ -478,6 +489,15 @@
     const target = refocus && refocus.split(" ").map((id) => document.getElementById(id)).find(Boolean);
     if (target) target.focus();
   }
+  // scrollersFocusable lets keyboard users scroll what is wider than the
+  // screen (a table on a phone): such a box takes focus, then arrow keys.
+  function scrollersFocusable() {
+    document.querySelectorAll("main .scroll, main table, main pre").forEach((el) => {
+      if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible" && !el.hasAttribute("tabindex")) el.tabIndex = 0;
+    });
+  }
+  addEventListener("resize", scrollersFocusable);
+  document.addEventListener("htmx:afterSettle", scrollersFocusable);
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:configRequest", (ev) => { ev.detail.headers["X-CSRF-Token"] = meta("csrf-token"); });
 })();
