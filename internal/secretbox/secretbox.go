@@ -38,7 +38,7 @@ type Config struct {
 // (internal/config).
 func (c *Config) Options() []config.Option {
 	return []config.Option{
-		{Name: "SECRETS_KEY", Env: []string{"SECRETS_KEY"}, Shown: "a key file next to the SQLite file", Usage: "key that encrypts stored secrets: the OIDC client secret and the secrets of client and frontend API tokens (the same on every instance; required on PostgreSQL to store them)", Value: config.String(&c.Key)},
+		{Name: "SECRETS_KEY", Env: []string{"SECRETS_KEY"}, Shown: "a key file next to the SQLite file", Usage: "key that encrypts stored secrets: the OIDC client secret, the secrets of client and frontend API tokens, integrations' secret parameters (the same on every instance; on PostgreSQL required to store the first two)", Value: config.String(&c.Key)},
 	}
 }
 

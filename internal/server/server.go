@@ -95,7 +95,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	// the database (internal/store).
 	st.SetSecretBox(box)
 	if !box.CanSeal() {
-		log.Warn("SECRETS_KEY is not set: new client and frontend API tokens are shown once only, and no OIDC client secret can be stored")
+		log.Warn("SECRETS_KEY is not set: new client and frontend API tokens are shown once only, no OIDC client secret can be stored, and integrations' secrets are sealed with a key kept in the database")
 	}
 	acc := access.NewService(st)
 	s := &Server{secrets: box, cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
@@ -109,7 +109,9 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals, s.usage)
-	if s.integrations, err = integrations.New(cfg.Integrations, st, log, cfg.BaseURL); err != nil {
+	icfg := cfg.Integrations
+	icfg.Secrets = box
+	if s.integrations, err = integrations.New(icfg, st, log, cfg.BaseURL); err != nil {
 		return nil, err
 	}
 	s.addons = integrationsapi.New(s.integrations)
