@@ -24,7 +24,8 @@ RC
 PORT=4242 HTTP_HOST=127.0.0.1 DATABASE_PATH="$work/bunting.db" INIT_ADMIN_API_TOKENS='*:*.tf-admin-secret' \
   INIT_ADMIN_USER=admin INIT_ADMIN_PASSWORD=test-admin-password LOG_LEVEL=warn "$BUNTING" server &
 "$RECORDER" http://127.0.0.1:4242 "$work/rec.jsonl" &
-sleep 2
+until curl -sf http://127.0.0.1:4242/health >/dev/null; do sleep 0.5; done
+sleep 0.5 # the recorder
 cp "$here/main.tf" "$work/"
 cd "$work"
 export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1
