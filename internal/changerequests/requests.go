@@ -134,11 +134,13 @@ func (s *Service) Configure(ctx context.Context, p *domain.Principal, project, e
 	if in.ChangeRequestsEnabled == nil {
 		return apierr.Validation("The `changeRequestsEnabled` property is required: true to require change requests in this environment, false to allow direct changes.")
 	}
-	approvals := 1
+	// No count, or 0 (what Unleash's Terraform provider sends when its
+	// configuration leaves the count out), keeps the environment's count.
+	approvals := 0
 	if in.RequiredApprovals != nil {
 		approvals = int(*in.RequiredApprovals)
 	}
-	if approvals < 1 || approvals > maxApprovals {
+	if approvals < 0 || approvals > maxApprovals {
 		return apierr.Validation("The `requiredApprovals` property must be between 1 and %d; you sent %d.", maxApprovals, approvals)
 	}
 	return s.store.Tx(ctx, func(tx *store.Tx) error {
@@ -155,6 +157,9 @@ func (s *Service) Configure(ctx context.Context, p *domain.Principal, project, e
 		old, err := tx.ChangeRequestSetting(project, env)
 		if err != nil {
 			return err
+		}
+		if approvals == 0 {
+			approvals = max(old.RequiredApprovals, 1)
 		}
 		next := store.ChangeRequestSetting{Project: project, Environment: env, Enabled: *in.ChangeRequestsEnabled, RequiredApprovals: approvals}
 		if err := tx.SetChangeRequestSetting(next); err != nil {

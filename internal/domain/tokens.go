@@ -25,8 +25,11 @@ var tokenPermissions = map[string][3]string{
 	store.TokenAdmin:    {PermAdmin, PermAdmin, PermAdmin},
 }
 
-// TokenView is an API token in lists: the secret is shown only by its
-// hint (and once, in full, when created).
+// TokenView is an API token in lists: a client or frontend token with its
+// whole secret, which those who may read its type read back as in Unleash
+// (its Terraform provider finds a token by its secret); an admin token,
+// or one stored before secrets were kept, only by its hint (and once, in
+// full, when created).
 type TokenView struct {
 	store.APIToken
 	Project string `json:"project"`
@@ -76,7 +79,11 @@ func ListAPITokens(q store.Q, p *Principal) ([]TokenView, error) {
 			readable = true
 			for _, t := range all {
 				if t.Type == typ && tokenVisible(p, t) {
-					out = append(out, viewToken(t))
+					v := viewToken(t)
+					if secret := q.TokenSecret(t); secret != "" {
+						v.Hint = secret
+					}
+					out = append(out, v)
 				}
 			}
 		}

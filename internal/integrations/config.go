@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/config"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 )
 
 // Config holds the integration settings; the server reads them with its
@@ -22,9 +23,12 @@ type Config struct {
 	// targets named in AllowedTargets may use http (INTEGRATION_ALLOW_HTTP).
 	AllowHTTP bool
 	// SecretKey encrypts the secret parameters at rest
-	// (INTEGRATION_SECRET_KEY); without it a key kept in the database is
-	// used.
+	// (INTEGRATION_SECRET_KEY); without it the server's secrets key
+	// (Secrets) is used, and without that a key kept in the database.
 	SecretKey string
+	// Secrets is the server's secrets box (internal/secretbox). Set by the
+	// server, not an option.
+	Secrets *secretbox.Box
 	// RequestTimeout bounds one delivery attempt (INTEGRATION_REQUEST_TIMEOUT, 10s).
 	RequestTimeout time.Duration
 	// RetryWindow is how long a delivery is retried before it is marked
@@ -65,7 +69,7 @@ func (c *Config) Options() []config.Option {
 			Value: config.List(&c.AllowedTargets)},
 		{Name: "INTEGRATION_ALLOW_HTTP", Env: []string{"INTEGRATION_ALLOW_HTTP"}, Default: "false",
 			Usage: "accept http:// integration targets anywhere (otherwise https only, but for allowed targets)", Value: config.Bool(&c.AllowHTTP)},
-		{Name: "INTEGRATION_SECRET_KEY", Env: []string{"INTEGRATION_SECRET_KEY"}, Shown: "a key kept in the database",
+		{Name: "INTEGRATION_SECRET_KEY", Env: []string{"INTEGRATION_SECRET_KEY"}, Shown: "SECRETS_KEY (or the SQLite key file); on PostgreSQL without it, a key kept in the database",
 			Usage: "passphrase (16+ characters) that encrypts integrations' secret parameters at rest", Value: config.String(&c.SecretKey)},
 		{Name: "INTEGRATION_REQUEST_TIMEOUT", Env: []string{"INTEGRATION_REQUEST_TIMEOUT"}, Default: "10s",
 			Usage: "longest delivery attempt", Value: config.Duration(&c.RequestTimeout)},

@@ -13,34 +13,44 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bunting-flags/bunting/internal/secretbox"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // Secret parameters (URLs with tokens in them, authorization headers,
 // signing secrets, API keys) are sent, so they cannot be hashed: they are
 // stored sealed with AES-256-GCM. The key is INTEGRATION_SECRET_KEY's
-// SHA-256 when it is set; otherwise a random key kept in the database
+// SHA-256 when it is set; otherwise the server's secrets key
+// (internal/secretbox: SECRETS_KEY, or the key file next to the SQLite
+// file), which keeps them out of a copy of the database; otherwise (on
+// PostgreSQL without SECRETS_KEY) a random key kept in the database
 // (integration_keys), which keeps the secrets out of answers, logs and
 // casual reads of the table but not out of a copy of the whole database.
-// A sealed value names its key ("v1:k:" configured, "v1:d:" database), so
-// values sealed before the option was set still open.
+// A sealed value names its key ("v1:k:" configured, "v1:d:" database, and
+// the box's own "v1:" followed by base64, which never holds a ':'), so
+// values sealed before any of the keys was set still open.
 
 const (
 	sealedConfigured = "v1:k:"
 	sealedDatabase   = "v1:d:"
+	sealedBox        = "v1:"
 )
+
+// boxPurpose binds the box's sealed values to integrations' secrets.
+const boxPurpose = "integration-secrets"
 
 // sealer seals and opens secret parameters.
 type sealer struct {
 	store      *store.Store
-	configured cipher.AEAD // nil without INTEGRATION_SECRET_KEY
+	configured cipher.AEAD    // nil without INTEGRATION_SECRET_KEY
+	box        *secretbox.Box // the server's key; nil or keyless: none
 
 	mu       sync.Mutex
 	database cipher.AEAD // loaded on first use
 }
 
-func newSealer(st *store.Store, secretKey string) (*sealer, error) {
-	s := &sealer{store: st}
+func newSealer(st *store.Store, secretKey string, box *secretbox.Box) (*sealer, error) {
+	s := &sealer{store: st, box: box}
 	if secretKey != "" {
 		key := sha256.Sum256([]byte(secretKey))
 		a, err := newAEAD(key[:])
@@ -96,6 +106,9 @@ func (s *sealer) seal(ctx context.Context, secrets map[string]string) (string, e
 	if err != nil {
 		return "", err
 	}
+	if s.configured == nil && s.box.CanSeal() {
+		return s.box.Seal(boxPurpose, string(plain))
+	}
 	a, prefix := s.configured, sealedConfigured
 	if a == nil {
 		if a, err = s.databaseKey(ctx); err != nil {
@@ -127,6 +140,12 @@ func (s *sealer) open(ctx context.Context, sealed string) (map[string]string, er
 		if a, err = s.databaseKey(ctx); err != nil {
 			return nil, err
 		}
+	case strings.HasPrefix(sealed, sealedBox):
+		plain, err := s.box.Open(boxPurpose, sealed)
+		if err != nil {
+			return nil, fmt.Errorf("the secret parameters do not decrypt: %w", err)
+		}
+		return out, json.Unmarshal([]byte(plain), &out)
 	default:
 		return nil, errors.New("the secret parameters are stored in an unknown form")
 	}

@@ -60,7 +60,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sealer, err := newSealer(st, cfg.SecretKey)
+	sealer, err := newSealer(st, cfg.SecretKey, cfg.Secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/integrations"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 	"github.com/bunting-flags/bunting/internal/server/sdkapi"
 	"github.com/bunting-flags/bunting/internal/signals"
 	"github.com/bunting-flags/bunting/internal/sso"
@@ -59,7 +60,9 @@ type Config struct {
 	HTTP httpserver.Limits
 	// Streaming holds the limits of GET /api/client/streaming.
 	Streaming StreamingConfig
-	// SSO holds single sign-on's options (OIDC_*, SECRETS_KEY).
+	// Secrets holds the key that seals stored secrets (SECRETS_KEY).
+	Secrets secretbox.Config
+	// SSO holds single sign-on's options (OIDC_*).
 	SSO sso.Config
 	// Integrations holds the integrations' delivery settings.
 	Integrations integrations.Config
@@ -110,6 +113,7 @@ func (c *Config) Options() []config.Option {
 	opts = append(opts, c.Usage.Options()...)
 	opts = append(opts, c.Signals.Options()...)
 	opts = append(opts, c.SSO.Options()...)
+	opts = append(opts, c.Secrets.Options()...)
 	return append(opts, c.Integrations.Options()...)
 }
 
@@ -185,6 +189,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.HTTP.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Secrets.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.SSO.Validate(); err != nil {

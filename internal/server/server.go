@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpserver"
 	"github.com/bunting-flags/bunting/internal/integrations"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 	"github.com/bunting-flags/bunting/internal/server/accounts"
 	"github.com/bunting-flags/bunting/internal/server/adminapi"
 	"github.com/bunting-flags/bunting/internal/server/changerequestsapi"
@@ -70,6 +71,8 @@ type Server struct {
 	routeTable []Route
 	// access loads what each principal may do.
 	access *access.Service
+	// secrets seals stored secrets (internal/secretbox).
+	secrets *secretbox.Box
 }
 
 // New builds the server on an open store. It creates the initial API
@@ -84,20 +87,31 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	box, err := newSecretBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Client and frontend token secrets are sealed with it on the way into
+	// the database (internal/store).
+	st.SetSecretBox(box)
+	if !box.CanSeal() {
+		log.Warn("SECRETS_KEY is not set: new client and frontend API tokens are shown once only, no OIDC client secret can be stored, and integrations' secrets are sealed with a key kept in the database")
+	}
 	acc := access.NewService(st)
-	s := &Server{cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
+	s := &Server{secrets: box, cfg: cfg, store: st, log: log, tokens: newTokenCache(st, acc), access: acc}
 	s.ops = opsapi.New(st)
 	s.usage = usage.New(cfg.Usage, st, log)
 	s.sdk = sdkapi.New(sdkapi.Config{BodyLimit: cfg.BodyLimit, Streaming: cfg.Streaming}, st, log, s.tokens, s.ops.FrontendRequests, s.usage)
 	s.ops.Ready = s.sdk.Prepared
 	s.ops.MustRegister(s.sdk.Collectors()...)
 	s.ops.MustRegister(s.usage.Collectors()...)
-	var err error
 	if s.signals, err = s.newSignals(); err != nil {
 		return nil, err
 	}
 	s.admin = adminapi.New(st, s.signals, s.usage)
-	if s.integrations, err = integrations.New(cfg.Integrations, st, log, cfg.BaseURL); err != nil {
+	icfg := cfg.Integrations
+	icfg.Secrets = box
+	if s.integrations, err = integrations.New(icfg, st, log, cfg.BaseURL); err != nil {
 		return nil, err
 	}
 	s.addons = integrationsapi.New(s.integrations)
@@ -245,13 +259,21 @@ func (s *Server) runSignals(ctx context.Context) (wait func()) {
 	return func() { <-done }
 }
 
-// newSSO builds single sign-on: a generated secrets key is kept next to
-// the SQLite file, and the break-glass admin is the first admin.
+// newSecretBox opens the box that seals stored secrets: SECRETS_KEY, or
+// on SQLite a generated key kept next to the database file.
+func newSecretBox(cfg Config) (*secretbox.Box, error) {
+	keyFile := ""
+	if cfg.Secrets.Key == "" && cfg.DatabaseURL == "" && cfg.DatabasePath != "" {
+		keyFile = filepath.Join(filepath.Dir(cfg.DatabasePath), "secrets.key")
+	}
+	return secretbox.New(cfg.Secrets.Key, keyFile)
+}
+
+// newSSO builds single sign-on: the client secret is sealed with the
+// server's box, and the break-glass admin is the first admin.
 func (s *Server) newSSO() (*sso.Service, error) {
 	cfg := s.cfg.SSO
-	if cfg.SecretsKey == "" && s.cfg.DatabaseURL == "" && s.cfg.DatabasePath != "" {
-		cfg.KeyFile = filepath.Join(filepath.Dir(s.cfg.DatabasePath), "secrets.key")
-	}
+	cfg.Secrets = s.secrets
 	cfg.BreakGlassUser = s.cfg.InitAdminUser
 	if cfg.BreakGlassUser == "" {
 		cfg.BreakGlassUser = "admin"

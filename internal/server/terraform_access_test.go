@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/bunting-flags/bunting/internal/server"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
 
@@ -42,9 +44,51 @@ type terraformExchange struct {
 // lengths of lists. record.sh re-records the file.
 func TestTerraformProviderAccessResources(t *testing.T) {
 	t.Parallel()
-	exchanges := readTerraformExchanges(t, "testdata/terraform/access/provider-v3.jsonl")
+	replayTerraform(t, "testdata/terraform/access/provider-v3.jsonl", 90)
+}
+
+// TestTerraformProviderResources replays what Unleash's Terraform provider
+// v3 (the same build) sent while it applied
+// testdata/terraform/resources/main.tf — unleash_project (with a mode),
+// unleash_environment, unleash_project_environment (with change requests
+// on in stage 2), unleash_context_field (with legal values),
+// unleash_api_token (client and frontend tokens, for one project, several
+// projects and all, with an expiry that stage 2 moves), unleash_user,
+// unleash_service_account and unleash_service_account_token — then
+// planned with no changes, applied stage 2, planned again with no changes
+// and destroyed. The provider reads an API token back by finding its
+// secret in the token list, and plans to create it again when it is not
+// there, so besides the shape, every list must carry the secrets of the
+// client and frontend tokens created before it (the replay's own
+// secrets, which also stand in for the recorded ones in paths).
+func TestTerraformProviderResources(t *testing.T) {
+	t.Parallel()
+	replayTerraform(t, "testdata/terraform/resources/provider-v3.jsonl", 100, func(c *server.Config) {
+		// The recording server started with the admin token only.
+		c.InitClientTokens, c.InitFrontendTokens = nil, nil
+	})
+}
+
+// replayTerraform sends every recorded request of file to the real server
+// on both databases, as the provider's admin token, and checks each answer
+// against the recorded one: the same status and the same shape: the same
+// keys (an added key such as "username": null is what made the provider
+// crash), the same JSON types and the same lengths of lists. The secrets
+// of the API tokens the replay creates stand in for the recorded ones in
+// later requests, and a recorded answer that carried such a secret must
+// carry the replay's. At least min exchanges must be replayed.
+func replayTerraform(t *testing.T, file string, min int, opts ...servertest.Option) {
+	exchanges := readTerraformExchanges(t, file)
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
 		step, n := "", 0
+		secrets := map[string]string{} // recorded → replayed
+		swap := func(s string) string {
+			for rec, got := range secrets {
+				s = strings.ReplaceAll(s, url.PathEscape(rec), url.PathEscape(got))
+				s = strings.ReplaceAll(s, rec, got)
+			}
+			return s
+		}
 		for _, ex := range exchanges {
 			if ex.Step != "" {
 				step = ex.Step
@@ -53,11 +97,12 @@ func TestTerraformProviderAccessResources(t *testing.T) {
 			n++
 			var body any
 			if len(ex.RequestBody) > 0 {
-				body = []byte(ex.RequestBody)
+				body = []byte(swap(string(ex.RequestBody)))
 			}
 			// The provider sends the token without "Bearer", as Unleash's
 			// clients do.
-			res := h.Do(t, ex.Method, ex.Path, h.AdminToken, body, "X-Unleash-AppName", "terraform-provider-unleash")
+			path := swap(ex.Path)
+			res := h.Do(t, ex.Method, path, h.AdminToken, body, "X-Unleash-AppName", "terraform-provider-unleash")
 			where := fmt.Sprintf("%s: %s %s", step, ex.Method, ex.Path)
 			if res.Status != ex.Status {
 				t.Fatalf("%s: status %d, the provider got %d; body %s", where, res.Status, ex.Status, res.Body)
@@ -75,11 +120,24 @@ func TestTerraformProviderAccessResources(t *testing.T) {
 			if diff := sameShape("", want, got); diff != "" {
 				t.Errorf("%s: the answer's shape differs from what the provider accepted: %s\nanswer: %s", where, diff, res.Body)
 			}
+			if ex.Method == "POST" && strings.HasPrefix(ex.Path, "/api/admin/api-tokens") && ex.Status == 201 {
+				rec, _ := want.(map[string]any)["secret"].(string)
+				mine, _ := got.(map[string]any)["secret"].(string)
+				if rec != "" && mine != "" {
+					secrets[rec] = mine
+				}
+				continue
+			}
+			for rec, mine := range secrets {
+				if strings.Contains(string(ex.ResponseBody), `"`+rec+`"`) && !strings.Contains(string(res.Body), `"`+mine+`"`) {
+					t.Errorf("%s: the provider read the secret of a token it made here; this answer does not carry it: %s", where, res.Body)
+				}
+			}
 		}
-		if n < 90 {
+		if n < min {
 			t.Fatalf("only %d exchanges replayed", n)
 		}
-	})
+	}, opts...)
 }
 
 func readTerraformExchanges(t *testing.T, path string) []terraformExchange {

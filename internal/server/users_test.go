@@ -87,9 +87,9 @@ func TestServiceAccountsAndTokens(t *testing.T) {
 		h.Do(t, "POST", "/api/admin/service-account/"+id+"/token", h.AdminToken, map[string]any{}).WantError(t, 400, "ValidationError", "description")
 		h.Do(t, "POST", "/api/admin/service-account/999/token", h.AdminToken, map[string]any{"description": "x"}).WantError(t, 404, "NotFoundError")
 		h.Do(t, "GET", "/api/admin/service-account/abc/token", h.AdminToken, nil).WantError(t, 400, "ValidationError", "id")
-		var toks struct{ Tokens []map[string]any }
+		var toks struct{ Pats []map[string]any }
 		h.Do(t, "GET", "/api/admin/service-account/"+id+"/token", h.AdminToken, nil).Want(t, 200).JSON(t, &toks)
-		if len(toks.Tokens) != 1 || toks.Tokens[0]["secret"] == tok.Secret {
+		if len(toks.Pats) != 1 || toks.Pats[0]["secret"] == tok.Secret {
 			t.Fatalf("tokens list (must not show the secret): %v", toks)
 		}
 		// The token acts as the account; role changes apply.

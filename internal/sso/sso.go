@@ -19,11 +19,12 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/config"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 	"github.com/bunting-flags/bunting/internal/store"
 )
 
 // Config holds the options of single sign-on: the OIDC settings a fresh
-// install starts with (OIDC_*, Unleash's variables) and the key that seals
+// install starts with (OIDC_*, Unleash's variables) and the box that seals
 // the client secret.
 type Config struct {
 	// Seed are the OIDC settings from the environment, stored when the
@@ -32,13 +33,10 @@ type Config struct {
 	// PasswordSignInDisabled switches password sign-in off on a fresh
 	// install (all but the break-glass admin).
 	PasswordSignInDisabled bool
-	// SecretsKey seals the client secret (any text of 16+ characters, or
-	// hex/base64 of 32 bytes).
-	SecretsKey string
-	// KeyFile is where a generated key is kept when SecretsKey is empty
-	// (next to the SQLite file; empty on PostgreSQL, which then needs
-	// SecretsKey to store a secret). Set by the server, not an option.
-	KeyFile string
+	// Secrets seals the client secret (internal/secretbox: SECRETS_KEY or
+	// the key file next to the SQLite file). Set by the server, not an
+	// option; nil cannot seal.
+	Secrets *secretbox.Box
 	// BreakGlassUser may sign in with a password even when password
 	// sign-in is off (the first admin, INIT_ADMIN_USER). Set by the server.
 	BreakGlassUser string
@@ -74,7 +72,6 @@ func (c *Config) Options() []config.Option {
 		{Name: "OIDC_ENABLE_PKCE", Env: []string{"OIDC_ENABLE_PKCE"}, Default: "true", Usage: "send a PKCE code challenge (S256) with the sign-in request", Value: config.Bool(&e.EnablePKCE)},
 		{Name: "OIDC_PROVIDER_NAME", Env: []string{"OIDC_PROVIDER_NAME"}, Shown: "the discovery URL's host", Usage: "the name on the sign-in button (Sign in with …)", Value: config.String(&e.ProviderName)},
 		{Name: "DISABLE_PASSWORD_SIGN_IN", Env: []string{"DISABLE_PASSWORD_SIGN_IN"}, Default: "false", Usage: "switch password sign-in off on a fresh install, for everyone but the break-glass admin (INIT_ADMIN_USER)", Value: config.Bool(&c.PasswordSignInDisabled)},
-		{Name: "SECRETS_KEY", Env: []string{"SECRETS_KEY"}, Shown: "a key file next to the SQLite file", Usage: "key that encrypts stored secrets such as the OIDC client secret (the same on every instance; required on PostgreSQL to store one)", Value: config.String(&c.SecretsKey)},
 		{Name: "oidc-timeout", Env: []string{"OIDC_PROVIDER_TIMEOUT"}, Default: "10s", Usage: "longest call to the identity provider (discovery, keys, token, userinfo)", Value: config.Duration(&c.ProviderTimeout)},
 	}
 }
@@ -97,9 +94,6 @@ func (c Config) Validate() error {
 	if c.ProviderTimeout <= 0 {
 		return fmt.Errorf("OIDC_PROVIDER_TIMEOUT must be positive")
 	}
-	if c.SecretsKey != "" && len(c.SecretsKey) < 16 {
-		return fmt.Errorf("SECRETS_KEY must have at least 16 characters")
-	}
 	return nil
 }
 
@@ -107,7 +101,7 @@ func (c Config) Validate() error {
 type Service struct {
 	store  *store.Store
 	cfg    Config
-	keys   *keyring
+	keys   keyring
 	log    *slog.Logger
 	client *http.Client
 	// groups receives claimed groups (SetGroupSyncer); nil: none.
@@ -127,11 +121,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Service, error) {
 	if cfg.ProviderTimeout <= 0 {
 		cfg.ProviderTimeout = 10 * time.Second
 	}
-	keys, err := newKeyring(cfg.SecretsKey, cfg.KeyFile)
-	if err != nil {
-		return nil, err
-	}
-	return &Service{store: st, cfg: cfg, keys: keys, log: log, client: &http.Client{Timeout: cfg.ProviderTimeout}}, nil
+	return &Service{store: st, cfg: cfg, keys: keyring{box: cfg.Secrets}, log: log, client: &http.Client{Timeout: cfg.ProviderTimeout}}, nil
 }
 
 // SetGroupSyncer hands claimed groups to g at every sign-in with group

@@ -2,10 +2,11 @@ package sso
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bunting-flags/bunting/internal/secretbox"
 )
 
 // TestClaimedGroups reads groups where providers put them: a top-level
@@ -63,35 +64,31 @@ func TestClaimedGroups(t *testing.T) {
 	}
 }
 
-// TestKeyring seals the client secret so that the database never holds
-// it in clear, and refuses to open it with another key.
+// TestKeyring: the client secret is sealed by the server's box, and a
+// secret SSO sealed before the box was shared (its own keyring, the same
+// SECRETS_KEY) still opens.
 func TestKeyring(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "secrets.key")
-	k1, err := newKeyring("", file)
+	box, err := secretbox.New("servertest-secrets-key", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := k1.seal("top-secret")
-	if err != nil || strings.Contains(sealed, "top-secret") || !strings.HasPrefix(sealed, sealedPrefix) {
+	k := keyring{box: box}
+	const before = "v1:Ulypw6P6yAoGQA3WwIM3Vo/W5NTqNdXwsO84I8lDb4N7HG6/ijawmufgGrEW/yap/yU8bO/P/w"
+	if plain, err := k.open(before); err != nil || plain != "client-secret-sealed-before" {
+		t.Errorf("open a secret sealed before: %q %v", plain, err)
+	}
+	sealed, err := k.seal("top-secret")
+	if err != nil || strings.Contains(sealed, "top-secret") {
 		t.Fatalf("sealed %q, %v", sealed, err)
 	}
-	again, _ := k1.seal("top-secret")
-	if again == sealed {
-		t.Errorf("sealing twice gave the same text (no fresh nonce)")
+	if plain, err := k.open(sealed); err != nil || plain != "top-secret" {
+		t.Errorf("open: %q %v", plain, err)
 	}
-	k2, err := newKeyring("", file) // the key file made by k1
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plain, err := k2.open(sealed); err != nil || plain != "top-secret" {
-		t.Errorf("open with the same key file: %q %v", plain, err)
-	}
-	other, _ := newKeyring("another-secrets-key", "")
-	if _, err := other.open(sealed); err == nil || !strings.Contains(err.Error(), "SECRETS_KEY") {
+	other, _ := secretbox.New("another-secrets-key", "")
+	if _, err := (keyring{box: other}).open(sealed); err == nil || !strings.Contains(err.Error(), "SECRETS_KEY") {
 		t.Errorf("open with another key: %v", err)
 	}
-	none, _ := newKeyring("", "")
+	none := keyring{}
 	if _, err := none.seal("x"); err != errNoKey {
 		t.Errorf("seal without a key: %v", err)
 	}

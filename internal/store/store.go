@@ -33,6 +33,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 )
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -103,6 +104,9 @@ var (
 
 // Store is an open database with its schema migrated.
 type Store struct {
+	// secrets seals the secrets of client and frontend tokens (tokens.go);
+	// nil: stored hashed only.
+	secrets *secretbox.Box
 	db      *sql.DB
 	dialect Dialect
 	log     *slog.Logger

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/secretbox"
 )
 
 // Token types.
@@ -16,10 +17,14 @@ const (
 	TokenFrontend = "frontend"
 )
 
-// APIToken is a stored API token; the secret itself is never stored, only
-// its SHA-256 hash and a short hint for lists.
+// APIToken is a stored API token. Authentication looks it up by the
+// SHA-256 hash of its secret; the secret itself is stored only for client
+// and frontend tokens, sealed with the server's key (Sealed), so that
+// admins can read it back (TokenSecret). Lists show others by a short
+// hint.
 type APIToken struct {
 	Hash        string     `json:"-"`
+	Sealed      string     `json:"-"`
 	TokenName   string     `json:"tokenName"`
 	Type        string     `json:"type"`
 	Environment string     `json:"environment"`
@@ -47,7 +52,36 @@ func SecretHint(secret string) string {
 	return secret[:min(len(secret), 8)] + "…"
 }
 
-const tokenColumns = `secret_hash, token_name, type, environment, projects, hint, expires_at, created_at, seen_at`
+const tokenColumns = `secret_hash, token_name, type, environment, projects, hint, expires_at, created_at, seen_at, secret_sealed`
+
+// tokenSecretPurpose binds a sealed secret to its token (by the hash of
+// the secret), so that a sealed value copied onto another row does not
+// open.
+func tokenSecretPurpose(hash string) string { return "api-token:" + hash }
+
+// ReadableTokenType reports whether tokens of type typ keep their secret
+// (sealed) for admins to read back: the read-only SDK keys, client and
+// frontend, as in Unleash. Admin tokens are shown once only.
+func ReadableTokenType(typ string) bool { return typ == TokenClient || typ == TokenFrontend }
+
+// SetSecretBox sets the box that seals the secrets of client and frontend
+// tokens (internal/secretbox); without one that can seal, they are stored
+// hashed only and shown once.
+func (s *Store) SetSecretBox(b *secretbox.Box) { s.secrets = b }
+
+// TokenSecret returns t's secret, or "" when it cannot be read back: an
+// admin token, a token stored before secrets were kept, or one sealed
+// with another key.
+func (q Q) TokenSecret(t APIToken) string {
+	if t.Sealed == "" || !ReadableTokenType(t.Type) {
+		return ""
+	}
+	plain, err := q.s.secrets.Open(tokenSecretPurpose(t.Hash), t.Sealed)
+	if err != nil || HashSecret(plain) != t.Hash {
+		return ""
+	}
+	return plain
+}
 
 func scanToken(sc interface{ Scan(...any) error }) (APIToken, error) {
 	var (
@@ -55,10 +89,12 @@ func scanToken(sc interface{ Scan(...any) error }) (APIToken, error) {
 		projects      string
 		expires, seen sql.NullInt64
 		created       int64
+		sealed        sql.NullString
 	)
-	if err := sc.Scan(&t.Hash, &t.TokenName, &t.Type, &t.Environment, &projects, &t.Hint, &expires, &created, &seen); err != nil {
+	if err := sc.Scan(&t.Hash, &t.TokenName, &t.Type, &t.Environment, &projects, &t.Hint, &expires, &created, &seen, &sealed); err != nil {
 		return t, err
 	}
+	t.Sealed = sealed.String
 	t.ExpiresAt, t.SeenAt, t.CreatedAt = timePtr(expires), timePtr(seen), FromMillis(created)
 	return t, decodeJSON(projects, &t.Projects)
 }
@@ -84,14 +120,24 @@ func (q Q) CountAPITokens() (int, error) {
 	return n, err
 }
 
-// InsertAPIToken stores a token for secret.
+// InsertAPIToken stores a token for secret: its hash, and for a client or
+// frontend token the secret sealed with the server's key (when it has
+// one).
 func (q Q) InsertAPIToken(t APIToken, secret string) error {
-	var expires any
+	var expires, sealed any
 	if t.ExpiresAt != nil {
 		expires = Millis(*t.ExpiresAt)
 	}
-	_, err := q.exec(`INSERT INTO api_tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
-		HashSecret(secret), t.TokenName, t.Type, t.Environment, encodeJSON(nonNil(t.Projects)), SecretHint(secret), expires, Millis(t.CreatedAt))
+	hash := HashSecret(secret)
+	if ReadableTokenType(t.Type) && q.s.secrets.CanSeal() {
+		s, err := q.s.secrets.Seal(tokenSecretPurpose(hash), secret)
+		if err != nil {
+			return err
+		}
+		sealed = s
+	}
+	_, err := q.exec(`INSERT INTO api_tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9)`,
+		hash, t.TokenName, t.Type, t.Environment, encodeJSON(nonNil(t.Projects)), SecretHint(secret), expires, Millis(t.CreatedAt), sealed)
 	if apierr.IsKind(err, apierr.KindConflict) {
 		return apierr.Conflict("A token with that secret already exists")
 	}

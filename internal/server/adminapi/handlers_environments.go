@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/httpjson"
@@ -32,6 +33,38 @@ func (s *API) listEnvironments(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, environmentView{Environment: e, ProjectCount: c.ProjectCount, APITokenCount: c.APITokenCount, EnabledToggleCount: c.EnabledToggleCount})
 	}
 	return httpjson.Write(w, http.StatusOK, map[string]any{"version": 1, "environments": out})
+}
+
+// projectEnvironmentList is the answer of GET /api/admin/environments/project/{projectId}.
+type projectEnvironmentList struct {
+	Version      int                 `json:"version"`
+	Environments []store.Environment `json:"environments"`
+}
+
+// listProjectEnvironments answers the environments enabled in a project,
+// in Unleash's shape (Unleash's Terraform provider reads whether an
+// environment is in a project from it).
+func (s *API) listProjectEnvironments(w http.ResponseWriter, r *http.Request) error {
+	q := s.store.Q(r.Context())
+	proj, err := q.Project(r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	names, err := q.ProjectEnvironments(proj.ID)
+	if err != nil {
+		return err
+	}
+	envs, err := q.Environments()
+	if err != nil {
+		return err
+	}
+	out := projectEnvironmentList{Version: 1, Environments: []store.Environment{}}
+	for _, e := range envs {
+		if slices.Contains(names, e.Name) {
+			out.Environments = append(out.Environments, e)
+		}
+	}
+	return httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *API) getEnvironment(w http.ResponseWriter, r *http.Request) error {

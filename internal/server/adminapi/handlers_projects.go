@@ -96,6 +96,16 @@ func (s *API) updateProject(w http.ResponseWriter, r *http.Request) error {
 	return httpjson.Write(w, http.StatusOK, proj)
 }
 
+func (s *API) updateProjectSettings(w http.ResponseWriter, r *http.Request) error {
+	_, err := apply(s, r, func(tx *store.Tx, p *domain.Principal, body domain.ProjectSettingsInput) (struct{}, error) {
+		return struct{}{}, domain.UpdateProjectSettings(tx, p, r.PathValue("projectId"), body)
+	})
+	if err != nil {
+		return err
+	}
+	return httpjson.WriteStatus(w, http.StatusOK)
+}
+
 func (s *API) deleteProject(w http.ResponseWriter, r *http.Request) error {
 	id, p := r.PathValue("projectId"), domain.PrincipalFrom(r.Context())
 	if err := s.store.Tx(r.Context(), func(tx *store.Tx) error { return domain.DeleteProject(tx, p, id) }); err != nil {

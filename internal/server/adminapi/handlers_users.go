@@ -171,7 +171,9 @@ func (s *API) listServiceAccountTokens(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return httpjson.Write(w, http.StatusOK, map[string]any{"tokens": tokens})
+	// Under "pats", as Unleash answers (its Terraform provider reads them
+	// there, and drops a token it does not find).
+	return httpjson.Write(w, http.StatusOK, map[string]any{"pats": tokens})
 }
 
 func (s *API) createServiceAccountToken(w http.ResponseWriter, r *http.Request) error {

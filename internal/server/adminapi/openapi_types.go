@@ -79,9 +79,6 @@ type (
 		ServiceAccounts []domain.ServiceAccountView `json:"serviceAccounts"`
 		RootRoles       []domain.RootRole           `json:"rootRoles"`
 	}
-	userTokenList struct {
-		Tokens []store.UserToken `json:"tokens"`
-	}
 	tagTypeList struct {
 		Version  int             `json:"version"`
 		TagTypes []store.TagType `json:"tagTypes"`

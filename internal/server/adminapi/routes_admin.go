@@ -34,6 +34,8 @@ func (s *API) Register(r route.Registrar) {
 		api("Projects", "Get a project with its environments", 200, nil, projectDetails{}))
 	r.Admin("PUT /api/admin/projects/{projectId}", domain.PermUpdateProject, s.updateProject, withJSON,
 		api("Projects", "Update a project", 200, domain.ProjectInput{}, store.Project{}))
+	r.Admin("PUT /api/admin/projects/{projectId}/settings", domain.PermUpdateProject, s.updateProjectSettings, withJSON,
+		api("Projects", "Change a project's mode (Unleash Enterprise's project settings)", 200, domain.ProjectSettingsInput{}, nil))
 	r.Admin("DELETE /api/admin/projects/{projectId}", domain.PermDeleteProject, s.deleteProject,
 		api("Projects", "Delete an empty project", 200, nil, nil))
 	r.Admin("POST /api/admin/projects/{projectId}/environments", domain.PermUpdateProject, s.addProjectEnvironment, withJSON,
@@ -46,6 +48,8 @@ func (s *API) Register(r route.Registrar) {
 		api("Environments", "List environments", 200, nil, environmentList{}))
 	r.Admin("POST /api/admin/environments", domain.PermAdmin, s.createEnvironment, withJSON,
 		api("Environments", "Create an environment", 201, domain.EnvironmentInput{}, store.Environment{}))
+	r.Admin("GET /api/admin/environments/project/{projectId}", "", s.listProjectEnvironments,
+		api("Environments", "List the environments enabled in a project", 200, nil, projectEnvironmentList{}))
 	r.Admin("GET /api/admin/environments/{name}", "", s.getEnvironment,
 		api("Environments", "Get an environment", 200, nil, store.Environment{}))
 	r.Admin("PUT /api/admin/environments/update/{name}", domain.PermAdmin, s.updateEnvironment, withJSON,
@@ -209,7 +213,7 @@ func (s *API) Register(r route.Registrar) {
 	r.Admin("DELETE /api/admin/service-account/{id}", domain.PermAdmin, s.deleteServiceAccount,
 		api("Service accounts", "Delete a service account", 200, nil, nil))
 	r.Admin("GET /api/admin/service-account/{id}/token", domain.PermAdmin, s.listServiceAccountTokens,
-		api("Service accounts", "List a service account's tokens", 200, nil, userTokenList{}))
+		api("Service accounts", "List a service account's tokens", 200, nil, personalTokenList{}))
 	r.Admin("POST /api/admin/service-account/{id}/token", domain.PermAdmin, s.createServiceAccountToken, withJSON,
 		api("Service accounts", "Create a service account token", 201, domain.UserTokenInput{}, domain.CreatedUserToken{}))
 	r.Admin("DELETE /api/admin/service-account/{id}/token/{tokenId}", domain.PermAdmin, s.deleteServiceAccountToken,

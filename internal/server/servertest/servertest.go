@@ -289,7 +289,7 @@ func Start(t testing.TB, db Database, opts ...Option) *Harness {
 		// PostgreSQL instances share a database, so the key that seals
 		// stored secrets comes from the configuration (SQLite keeps one
 		// next to its file).
-		cfg.SSO.SecretsKey = "servertest-secrets-key"
+		cfg.Secrets.Key = "servertest-secrets-key"
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -139,9 +139,7 @@ func TestOIDCSettingsFromEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := c.SSO.SecretsKey
 			c.SSO = parsed.SSO
-			c.SSO.SecretsKey = key
 		}
 	}
 	servertest.RunDB(t, func(t *testing.T, db servertest.Database) {
@@ -197,7 +195,7 @@ func TestSecretNeedsKeyOnPostgres(t *testing.T) {
 		if db.Kind != "postgres" {
 			return
 		}
-		h := servertest.Start(t, db, func(c *server.Config) { c.SSO.SecretsKey = "" })
+		h := servertest.Start(t, db, func(c *server.Config) { c.Secrets.Key = "" })
 		h.Do(t, "POST", settingsPath, h.AdminToken, map[string]any{"secret": "s"}).WantError(t, 400, "ValidationError", "SECRETS_KEY")
 	})
 }
