@@ -169,7 +169,7 @@ func (c *flagsClient) post(ctx context.Context, path string, body, out any) erro
 		var e struct{ Name, Message string }
 		hint := ""
 		if res.StatusCode == http.StatusRequestEntityTooLarge {
-			hint = " (the file is larger than the server's BODY_LIMIT allows: raise it, see docs/flags-as-code.md)"
+			hint = " (the file is larger than the server's IMPORT_BODY_LIMIT allows: raise it, see docs/flags-as-code.md)"
 		}
 		if json.Unmarshal(data, &e) == nil && e.Message != "" {
 			return fmt.Errorf("%s: %d %s: %s%s", path, res.StatusCode, e.Name, e.Message, hint)

@@ -73,7 +73,9 @@ func TestPrivateProjectIsInvisibleToNonMembers(t *testing.T) {
 			h.Do(t, "POST", "/api/admin/events/search", token, map[string]any{"query": "hidden-flag"}).Want(t, 200).JSON(t, &events)
 			seen["event text search"] = len(events.Events) > 0
 			seen["flag's events"] = h.Do(t, "GET", "/api/admin/events/hidden-flag", token, nil).Status == 200
-			var uses struct{ Strategies []struct{ FeatureName string } }
+			var uses struct {
+				Strategies []struct{ FeatureName string }
+			}
 			h.Do(t, "GET", "/api/admin/context/appName/strategies", token, nil).Want(t, 200).JSON(t, &uses)
 			seen["context field uses"] = len(uses.Strategies) > 0
 			var pg struct{ Features []struct{ Name string } }

@@ -49,6 +49,10 @@ type Config struct {
 	JSONLogger bool
 	// BodyLimit is the largest accepted request body in bytes.
 	BodyLimit int64
+	// ImportBodyLimit is the largest body of the routes that take whole
+	// documents of flags (features-batch import and validate, state
+	// import): a thousand flags with their strategies are about 300 kB.
+	ImportBodyLimit int64
 	// RevisionPollInterval is how often the server looks for changes made
 	// by other instances sharing the database.
 	RevisionPollInterval time.Duration
@@ -102,6 +106,7 @@ func (c *Config) Options() []config.Option {
 		{Name: "log-level", Env: []string{"LOG_LEVEL"}, Flag: "log-level", Default: "info", Usage: "debug, info, warn or error", Value: config.OneOf(&c.LogLevel, "debug", "info", "warn", "error")},
 		{Name: "json-logger", Env: []string{"JSON_LOGGER"}, Flag: "json-logger", Default: "false", Usage: "one JSON object per log line", Value: config.Bool(&c.JSONLogger)},
 		{Name: "body-limit", Env: []string{"BODY_LIMIT"}, Flag: "body-limit", Default: "102400", Usage: "largest request body in bytes (larger: 413)", Value: config.Int64(&c.BodyLimit, 1)},
+		{Name: "import-body-limit", Env: []string{"IMPORT_BODY_LIMIT"}, Flag: "import-body-limit", Default: "10485760", Usage: "largest body in bytes of the features-batch import and validate and the state import, which take whole documents of flags (larger: 413)", Value: config.Int64(&c.ImportBodyLimit, 1)},
 		{Name: "revision-poll", Env: []string{"REVISION_POLL_INTERVAL"}, Flag: "revision-poll", Default: "1s", Usage: "how often an instance looks for changes made by others (a safety net: on PostgreSQL they arrive at once by LISTEN/NOTIFY)", Value: config.Duration(&c.RevisionPollInterval)},
 		{Name: "base-url", Env: []string{"BUNTING_URL"}, Flag: "base-url", Usage: "externally visible address", Value: config.String(&c.BaseURL)},
 		{Name: "base-path", Env: []string{"BASE_PATH"}, Flag: "base-path", Usage: "serve the web UI and the APIs under this path prefix (for example /bunting)", Value: config.String(&c.BasePath)},

@@ -139,16 +139,21 @@ func saneRequestID(id string) bool {
 	return true
 }
 
-// limitBody caps request bodies at the configured size; reading past it
-// fails with *http.MaxBytesError, which apierr maps to 413.
+// limitBody caps request bodies at the configured size (BODY_LIMIT, or
+// IMPORT_BODY_LIMIT on the routes that take whole documents); reading past
+// it fails with *http.MaxBytesError, which apierr maps to 413.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.cfg.BodyLimit {
-			apierr.Write(w, r, s.log, apierr.TooLarge("request body is larger than the limit of %d bytes", s.cfg.BodyLimit))
+		limit, name := s.cfg.BodyLimit, "BODY_LIMIT"
+		if r.Method == http.MethodPost && s.importPaths[r.URL.Path] {
+			limit, name = max(limit, s.cfg.ImportBodyLimit), "IMPORT_BODY_LIMIT"
+		}
+		if r.ContentLength > limit {
+			apierr.Write(w, r, s.log, apierr.TooLarge("request body is larger than the limit of %d bytes (%s)", limit, name))
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit)
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})

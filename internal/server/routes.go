@@ -19,6 +19,7 @@ import (
 // the OpenAPI document is generated (openapi.go). It returns the handler
 // and the route table (Routes).
 func (s *Server) routes() (http.Handler, []Route) {
+	s.importPaths = map[string]bool{}
 	r := &router{s: s, mux: &routeMux{ServeMux: http.NewServeMux()}, frontendCORS: s.sdk.FrontendCORS}
 	s.ops.Register(r)
 	s.admin.Register(r)
@@ -100,6 +101,10 @@ func (r *router) handle(pattern string, sf *surface, perm string, h route.Handle
 	}
 	if spec.JSON {
 		mw = append(mw, r.s.jsonBody)
+	}
+	if spec.Import {
+		_, path, _ := strings.Cut(pattern, " ")
+		r.s.importPaths[path] = true
 	}
 	rt := Route{Pattern: pattern, Surface: "public", Permission: perm, JSON: spec.JSON, EnvScoped: spec.EnvFrom != nil, Doc: spec.Doc}
 	if sf != nil {

@@ -69,6 +69,9 @@ type Server struct {
 	crAPI          *changerequestsapi.API
 	// routeTable lists the registered routes (Routes).
 	routeTable []Route
+	// importPaths are the paths whose bodies may reach IMPORT_BODY_LIMIT
+	// (route.Import); filled while the routes are registered.
+	importPaths map[string]bool
 	// access loads what each principal may do.
 	access *access.Service
 	// secrets seals stored secrets (internal/secretbox).

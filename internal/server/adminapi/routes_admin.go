@@ -186,13 +186,13 @@ func (s *API) Register(r route.Registrar) {
 	// State export and import.
 	r.Admin("POST /api/admin/features-batch/export", "", s.exportBatch, withJSON,
 		api("Import/Export", "Export flags (by tag, names or project; all when none) with their configuration in one environment, in Unleash's export document", 200, flagsio.ExportQuery{}, flagsio.Document{}))
-	r.Admin("POST /api/admin/features-batch/validate", "", s.validateBatch, withJSON,
+	r.Admin("POST /api/admin/features-batch/validate", "", s.validateBatch, withJSON, route.Import,
 		api("Import/Export", "Say whether an export document can be imported into a project and environment: errors, warnings, missing permissions (the import rehearsed and rolled back)", 200, flagsio.ImportRequest{}, flagsio.Validation{}))
-	r.Admin("POST /api/admin/features-batch/import", "", s.importBatch, withJSON,
+	r.Admin("POST /api/admin/features-batch/import", "", s.importBatch, withJSON, route.Import,
 		api("Import/Export", "Import an export document into a project and environment in one transaction (each item needs its permission, as on its own route); prune=true archives the project's flags the document does not list", 200, flagsio.ImportRequest{}, nil))
 	r.Admin("GET /api/admin/state/export", domain.PermAdmin, s.exportState,
 		api("State", "Export the state (format=json|yaml, download, strategies, featureToggles, projects, tags, environments)", 200, nil, domain.StateDocument{}))
-	r.Admin("POST /api/admin/state/import", domain.PermAdmin, s.importState,
+	r.Admin("POST /api/admin/state/import", domain.PermAdmin, s.importState, route.Import,
 		api("State", "Import a state document (JSON or YAML; drop, keep)", 202, domain.StateDocument{}, nil))
 
 	// User profile, personal access tokens, service accounts.

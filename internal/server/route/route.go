@@ -77,6 +77,9 @@ type Registrar interface {
 type Spec struct {
 	// JSON requires a JSON request body; Gzip compresses the answers.
 	JSON, Gzip bool
+	// Import takes the import body limit instead of the usual one: whole
+	// documents of flags are posted there.
+	Import bool
 	// EnvFrom scopes the permission to an environment taken from the
 	// request (nil = not scoped).
 	EnvFrom func(*http.Request) string
@@ -115,6 +118,10 @@ func API(tag, summary string, status int, body, response any) Option {
 
 // JSON requires a JSON request body (415 otherwise).
 func JSON(s *Spec) { s.JSON = true }
+
+// Import marks a route that takes whole documents (an import or its
+// validation): its body may be as large as IMPORT_BODY_LIMIT.
+func Import(s *Spec) { s.Import = true }
 
 // Compressed gzips the route's answers for clients that accept it; every
 // admin route is.
