@@ -45,7 +45,11 @@ func (c *consoleLog) record(ev any) {
 		}
 		c.errors = append(c.errors, "console.error: "+strings.Join(parts, " "))
 	case *cdpruntime.EventExceptionThrown:
-		c.errors = append(c.errors, "exception: "+e.ExceptionDetails.Text)
+		text := e.ExceptionDetails.Text
+		if ex := e.ExceptionDetails.Exception; ex != nil {
+			text += " " + ex.Description
+		}
+		c.errors = append(c.errors, "exception: "+text)
 	case *cdplog.EventEntryAdded:
 		if e.Entry.Level == cdplog.EntryLevelError {
 			c.errors = append(c.errors, "browser: "+e.Entry.Text+" "+e.Entry.URL)

@@ -15,51 +15,18 @@ import (
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/internal/cli"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
 )
 
-// consoleLog records a browser's console errors, uncaught exceptions and
-// error log entries (failed loads, refused scripts or styles).
-type consoleLog struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-// watchConsole starts recording b's console errors; the journey asserts
-// none with noConsoleErrors.
+// watchConsole starts recording b's console errors (consoleLog, in
+// webui_design_test.go); the journey asserts none with noConsoleErrors.
 func watchConsole(b *uiBrowser) *consoleLog {
 	b.t.Helper()
 	l := &consoleLog{}
-	err := chromedp.Listen(b.ctx, func(ev any) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		switch e := ev.(type) {
-		case *cdpruntime.EventConsoleAPICalled:
-			if e.Type == cdpruntime.ConsoleAPICalledTypeError || e.Type == cdpruntime.ConsoleAPICalledTypeAssert {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				l.errors = append(l.errors, "console."+string(e.Type)+": "+strings.Join(parts, " "))
-			}
-		case *cdpruntime.EventExceptionThrown:
-			text := e.ExceptionDetails.Text
-			if ex := e.ExceptionDetails.Exception; ex != nil {
-				text += " " + ex.Description
-			}
-			l.errors = append(l.errors, "exception: "+text)
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				l.errors = append(l.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		}
-	})
-	if err != nil {
+	if err := chromedp.Listen(b.ctx, l.record); err != nil {
 		b.t.Fatal(err)
 	}
 	return l
