@@ -1,17 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 
 	"github.com/bunting-flags/bunting/internal/cli"
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // watchConsole starts recording b's console errors (consoleLog, in
@@ -47,17 +45,10 @@ func (l *consoleLog) noConsoleErrors(t *testing.T) {
 func quickstart(t *testing.T) (serverURL, proxyURL string, tokens map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	port := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	}
+	port := func() string { return fmt.Sprint(testutil.FreePort(t)) }
 	env := map[string]string{"HTTP_PORT": port(), "PROXY_PORT": port(), "DATABASE_PATH": filepath.Join(dir, "bunting.db"), "LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Run(ctx, nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &stdout, &stderr)
@@ -86,18 +77,6 @@ func quickstart(t *testing.T) (serverURL, proxyURL string, tokens map[string]str
 	}
 	return "http://127.0.0.1:" + env["HTTP_PORT"], "http://127.0.0.1:" + env["PROXY_PORT"], tokens
 }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // send makes one HTTP call and returns the status and body.
 func send(t *testing.T, method, url, token, body string) (int, string) {
