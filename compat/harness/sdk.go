@@ -17,6 +17,9 @@ type Evaluation struct {
 	Flag    string       `json:"flag"`
 	Enabled bool         `json:"enabled"`
 	Variant ProxyVariant `json:"variant"`
+	// Draws is how many random numbers the Node driver's seeded
+	// evaluation drew (EvaluateSeeded only).
+	Draws int `json:"draws,omitempty"`
 }
 
 // SDK is a server-side SDK that evaluates flags locally.
