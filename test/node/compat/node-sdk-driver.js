@@ -13,9 +13,10 @@
 //   uses for random stickiness) replaced, for each isEnabled and each
 //   getVariant, by a generator seeded with the check's index: two drivers
 //   given the same flags and checks make the same "random" choices. Each
-//   result then also says how many numbers the evaluations drew ("draws"):
-//   a payload that repeats a dependency makes the SDK draw the parent's
-//   random choices once per repeat, which shifts every draw after them.
+//   result then also says how many of those numbers were drawn while the
+//   SDK evaluated a parent of the flag ("parentDraws"): a payload that
+//   repeats a dependency makes the SDK draw the parent's random choices
+//   once per repeat, which changes the answer by chance alone.
 //   {"id":2,"op":"stop"} -> flushes metrics, answers {"id":2}, exits.
 'use strict';
 
@@ -77,15 +78,31 @@ function mulberry32(seed) {
 
 const systemRandom = Math.random;
 
-// draws counts the numbers the seeded generators gave.
-let draws = 0;
+// depth is how deep the SDK's own isEnabled and getVariant calls are
+// nested: 1 for the flag checked, more while it evaluates a parent.
+let depth = 0;
+for (const method of ['isEnabled', 'getVariant']) {
+  const original = unleash.client[method].bind(unleash.client);
+  unleash.client[method] = (...args) => {
+    depth++;
+    try {
+      return original(...args);
+    } finally {
+      depth--;
+    }
+  };
+}
+
+// parentDraws counts the numbers the seeded generators gave while a parent
+// was evaluated.
+let parentDraws = 0;
 
 // withRandom runs fn with Math.random seeded by seed (when seed is a number).
 function withRandom(seed, fn) {
   if (typeof seed !== 'number') return fn();
   const next = mulberry32(seed);
   Math.random = () => {
-    draws++;
+    if (depth > 1) parentDraws++;
     return next();
   };
   try {
@@ -99,13 +116,13 @@ function evaluate(checks, seeded) {
   return checks.map(({ flag, context }, i) => {
     const sdkContext = toSdkContext(context);
     const seed = seeded ? i + 1 : undefined;
-    draws = 0;
+    parentDraws = 0;
     const enabled = withRandom(seed, () => unleash.isEnabled(flag, sdkContext));
     const v = withRandom(seed, () => unleash.getVariant(flag, sdkContext));
     const variant = { name: v.name, enabled: v.enabled };
     if (v.payload) variant.payload = { type: v.payload.type, value: String(v.payload.value) };
     const result = { flag, enabled, variant };
-    if (seeded) result.draws = draws;
+    if (seeded) result.parentDraws = parentDraws;
     return result;
   });
 }
