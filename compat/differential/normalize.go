@@ -32,8 +32,11 @@ var (
 	EnvironmentVariants = Deliberate{"environment-variants", "`PUT …/environments/:env/variants` (feature-environment variants) is accepted; Unleash 8 answers 403 unless the flag already has such variants (deprecated in favour of strategy variants), so the scenarios do not use it"}
 
 	// SingleDependencies: Unleash's client features repeat a flag's
-	// dependency once per strategy; Bunting lists it once.
-	SingleDependencies = Deliberate{"single-dependencies", "a dependency appears once in the client features (Unleash repeats it once per strategy of the flag); SDKs AND them, so the repeats change nothing"}
+	// dependency once per strategy (and segment) row; Bunting lists it
+	// once. SDKs AND the repeats, but the Node SDK evaluates the parent
+	// once per repeat, so where the parent's rollout or variant is left to
+	// chance it draws anew each time (compareSDKs evens that out).
+	SingleDependencies = Deliberate{"single-dependencies", "a dependency appears once in the client features (Unleash repeats it once per strategy and segment row of the flag); SDKs AND the repeats, which change nothing unless the parent's rollout or variant is left to chance (random stickiness, or a stickiness field the context lacks): the Node SDK then draws the parent's choice anew for each repeat, so on Unleash a child requiring a parent variant is on less often than the parent's weights say"}
 	// InlinedConstraintOrder: without Unleash-Client-Spec, segment
 	// constraints are inlined in the order of the strategy's segments;
 	// Unleash's order follows its database rows.
@@ -163,6 +166,31 @@ func uniqueJSON(list []any) []any {
 		}
 	}
 	return out
+}
+
+// RepeatedDependencies names the flags of a GET /api/client/features
+// answer that list a dependency more than once (SingleDependencies).
+func RepeatedDependencies(data []byte) (map[string]bool, error) {
+	var payload struct {
+		Features []struct {
+			Name         string            `json:"name"`
+			Dependencies []json.RawMessage `json:"dependencies"`
+		} `json:"features"`
+	}
+	if err := json.Unmarshal(data, &payload); err != nil {
+		return nil, fmt.Errorf("decode client features: %v", err)
+	}
+	repeated := map[string]bool{}
+	for _, f := range payload.Features {
+		seen := map[string]bool{}
+		for _, d := range f.Dependencies {
+			if seen[string(d)] {
+				repeated[f.Name] = true
+			}
+			seen[string(d)] = true
+		}
+	}
+	return repeated, nil
 }
 
 // idString is a JSON number id as text.

@@ -76,13 +76,17 @@ type Report struct {
 	// Timings say how long each step took.
 	Timings []string
 	// Evened counts, per deliberate difference, the frontend comparisons
-	// it left out or narrowed to the flag's state.
+	// it left out or narrowed to the flag's state, and the Node SDK
+	// evaluations it explains.
 	Evened map[string]int
 
 	// first is the first difference of each kind and subject.
 	first map[[2]string]*Difference
 	// refFeatures are the reference's client features, by flag name.
 	refFeatures map[string]any
+	// refRepeated names the flags whose dependencies the reference's
+	// client features repeat (SingleDependencies).
+	refRepeated map[string]bool
 }
 
 // Count is the number of differences of kind.

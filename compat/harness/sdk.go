@@ -17,6 +17,10 @@ type Evaluation struct {
 	Flag    string       `json:"flag"`
 	Enabled bool         `json:"enabled"`
 	Variant ProxyVariant `json:"variant"`
+	// ParentDraws is how many random numbers the Node driver's seeded
+	// evaluation drew while evaluating the flag's parents (EvaluateSeeded
+	// only).
+	ParentDraws int `json:"parentDraws,omitempty"`
 }
 
 // SDK is a server-side SDK that evaluates flags locally.

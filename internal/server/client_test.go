@@ -130,6 +130,52 @@ func TestClientFeatures(t *testing.T) {
 	})
 }
 
+// TestClientFeaturesListADependencyOnce: a child with several strategies,
+// segments and tags lists its dependency once, with and without
+// Unleash-Client-Spec, and each strategy its segments once. Unleash 8.2
+// repeats the dependency once per strategy and segment row, and the Node
+// SDK then draws a parent's random choice once per repeat (the deliberate
+// difference single-dependencies in docs/compatibility.md).
+func TestClientFeaturesListADependencyOnce(t *testing.T) {
+	t.Parallel()
+	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {
+		createFlag(t, h, "parent")
+		createFlag(t, h, "child")
+		var segments []any
+		for _, name := range []string{"s1", "s2"} {
+			seg := h.Do(t, "POST", "/api/admin/segments", h.AdminToken, map[string]any{"name": name,
+				"constraints": []any{map[string]any{"contextName": "plan", "operator": "IN", "values": []string{name}}}}).Want(t, 201).Map(t)
+			segments = append(segments, seg["id"])
+		}
+		for range 2 {
+			h.Do(t, "POST", envPath("child", "development")+"/strategies", h.AdminToken, map[string]any{"name": "flexibleRollout",
+				"parameters": map[string]any{"rollout": "50", "stickiness": "default", "groupId": "child"}, "segments": segments}).Want(t, 200)
+		}
+		for _, tag := range []string{"t1", "t2"} {
+			h.Do(t, "POST", "/api/admin/features/child/tags", h.AdminToken, map[string]any{"type": "simple", "value": tag}).Want(t, 201)
+		}
+		h.Do(t, "POST", featurePath("child")+"/dependencies", h.AdminToken, map[string]any{"feature": "parent", "variants": []string{"v1"}}).Want(t, 200)
+
+		for _, spec := range []string{"", "5.2.0"} {
+			res, p := clientFeatures(t, h, h.ClientToken, "", "Unleash-Client-Spec", spec)
+			res.Want(t, 200)
+			child := p.Features[0]
+			if child["name"] != "child" {
+				t.Fatalf("features: %s", res.Body)
+			}
+			if deps := child["dependencies"].([]any); len(deps) != 1 || fmt.Sprint(deps[0]) != "map[enabled:true feature:parent variants:[v1]]" {
+				t.Errorf("spec %q: dependencies %v", spec, deps)
+			}
+			for _, st := range child["strategies"].([]any) {
+				strategy := st.(map[string]any)
+				if spec != "" && len(strategy["segments"].([]any)) != 2 || spec == "" && len(strategy["constraints"].([]any)) != 2 {
+					t.Errorf("spec %q: strategy %v", spec, strategy)
+				}
+			}
+		}
+	})
+}
+
 func TestClientScopedToken(t *testing.T) {
 	t.Parallel()
 	servertest.Run(t, func(t *testing.T, h *servertest.Harness) {

@@ -12,7 +12,11 @@
 //   "op":"evaluate-seeded" is the same, with Math.random (which the SDK
 //   uses for random stickiness) replaced, for each isEnabled and each
 //   getVariant, by a generator seeded with the check's index: two drivers
-//   given the same flags and checks make the same "random" choices.
+//   given the same flags and checks make the same "random" choices. Each
+//   result then also says how many of those numbers were drawn while the
+//   SDK evaluated a parent of the flag ("parentDraws"): a payload that
+//   repeats a dependency makes the SDK draw the parent's random choices
+//   once per repeat, which changes the answer by chance alone.
 //   {"id":2,"op":"stop"} -> flushes metrics, answers {"id":2}, exits.
 'use strict';
 
@@ -74,10 +78,33 @@ function mulberry32(seed) {
 
 const systemRandom = Math.random;
 
+// depth is how deep the SDK's own isEnabled and getVariant calls are
+// nested: 1 for the flag checked, more while it evaluates a parent.
+let depth = 0;
+for (const method of ['isEnabled', 'getVariant']) {
+  const original = unleash.client[method].bind(unleash.client);
+  unleash.client[method] = (...args) => {
+    depth++;
+    try {
+      return original(...args);
+    } finally {
+      depth--;
+    }
+  };
+}
+
+// parentDraws counts the numbers the seeded generators gave while a parent
+// was evaluated.
+let parentDraws = 0;
+
 // withRandom runs fn with Math.random seeded by seed (when seed is a number).
 function withRandom(seed, fn) {
   if (typeof seed !== 'number') return fn();
-  Math.random = mulberry32(seed);
+  const next = mulberry32(seed);
+  Math.random = () => {
+    if (depth > 1) parentDraws++;
+    return next();
+  };
   try {
     return fn();
   } finally {
@@ -89,11 +116,14 @@ function evaluate(checks, seeded) {
   return checks.map(({ flag, context }, i) => {
     const sdkContext = toSdkContext(context);
     const seed = seeded ? i + 1 : undefined;
+    parentDraws = 0;
     const enabled = withRandom(seed, () => unleash.isEnabled(flag, sdkContext));
     const v = withRandom(seed, () => unleash.getVariant(flag, sdkContext));
     const variant = { name: v.name, enabled: v.enabled };
     if (v.payload) variant.payload = { type: v.payload.type, value: String(v.payload.value) };
-    return { flag, enabled, variant };
+    const result = { flag, enabled, variant };
+    if (seeded) result.parentDraws = parentDraws;
+    return result;
   });
 }
 
