@@ -276,6 +276,16 @@ func TestWebUIDesign(t *testing.T) {
 	// The everyday tasks take no more actions than in Unleash.
 	b.do("desk width", chromedp.EmulateViewport(1280, 900))
 	counts := countActions(t, h, b)
+	if os.Getenv("BUNTING_README_SCREENSHOTS") == "1" {
+		// The last task leaves the playground explaining its answers.
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "docs", "images", "webui-playground.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i, u := range unleashActions {
 		if i >= len(counts) {
 			break
@@ -369,7 +379,7 @@ func countActions(t *testing.T, h *servertest.Harness, b *uiBrowser) []int {
 	// A 50 % gradual rollout where region is eu or uk, in development.
 	c.click(env + `details.editor summary`)
 	c.click(env + `form.strategy-form button[data-add="constraints"]`)
-	c.choose(env+`form.strategy-form [data-list="constraints"] select[name="contextName"]`, "region")
+	c.typeIn(env+`form.strategy-form [data-list="constraints"] input[name="contextName"]`, "region")
 	c.typeIn(env+`form.strategy-form [data-list="constraints"] input[name="values"]`, "eu, uk")
 	c.click(env + `form.strategy-form button[type="submit"]`)
 	b.waitFor("the strategy", `document.readyState === "complete" && !!document.querySelector("#env-development .strategy")`)
@@ -400,7 +410,7 @@ func countActions(t *testing.T, h *servertest.Harness, b *uiBrowser) []int {
 	c.click(env + `form[data-body-field] button[data-add="variants"]`)
 	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(1) input[name="name"]`, "blue")
 	c.choose(env+`[data-list="variants"] [data-item]:nth-child(1) select[name="payload.type"]`, "json")
-	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(1) input[name="payload.value"]`, `{"color":"blue"}`)
+	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(1) textarea[name="payload.value"]`, `{"color":"blue"}`)
 	c.click(env + `form[data-body-field] button[data-add="variants"]`)
 	c.typeIn(env+`[data-list="variants"] [data-item]:nth-child(2) input[name="name"]`, "green")
 	c.click(env + `form[data-body-field] button[type="submit"]`)
@@ -413,7 +423,7 @@ func countActions(t *testing.T, h *servertest.Harness, b *uiBrowser) []int {
 	// Find who changed it, from the flags list.
 	b.open(h.URL + "/flags")
 	c.click(`a[href="/projects/default/flags/counted"]`)
-	b.waitFor("the history", `document.readyState === "complete" && [...document.querySelectorAll("#hist-h ~ ol .event .eby")].some(e => e.textContent === "admin")`)
+	b.waitFor("the history", `document.readyState === "complete" && [...document.querySelectorAll("#hist-h ~ ol .event .event-sentence")].some(e => e.textContent.startsWith("admin "))`)
 	done()
 
 	// Why is user 1 in us off?
