@@ -32,6 +32,12 @@ const (
 	// outcomes are written together, after at most batchTime of sending.
 	batchSize = 100
 	batchTime = 250 * time.Millisecond
+	// linger is how long a lane that has just sent a batch short of
+	// batchSize waits before it reads the next: while changes keep coming,
+	// their deliveries gather into batches, so the reads and the record
+	// of outcomes are shared by many deliveries rather than paid by each.
+	// The first delivery after a quiet spell does not wait.
+	linger = 20 * time.Millisecond
 	// maxBackoff caps one retry's delay.
 	maxBackoff = time.Hour
 	// dispatchEvery is the shortest pause between two looks for work that
@@ -247,7 +253,20 @@ func (s *Service) runLane(ctx context.Context, id int64, l *lane) {
 		}
 		if !wait.IsZero() {
 			s.pause(ctx, l, wait.Sub(s.store.Now()))
+		} else if len(batch) < batchSize {
+			sleep(ctx, linger)
 		}
+	}
+}
+
+// sleep waits for d or the end of ctx (not for pokes: a lane lingering
+// so that deliveries gather must not be woken by each of them).
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
