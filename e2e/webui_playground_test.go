@@ -75,7 +75,7 @@ func TestWebUIPlaygroundJourney(t *testing.T) {
 	b.do("run", chromedp.Click("#pg-run"))
 	b.waitFor("the answer for alice", flag+` && `+flag+`.innerText.includes("the context has alice")`)
 	text = eval[string](b, flag+`.innerText`)
-	for _, want := range []string{"ON", "strategy 1 (flexibleRollout) matched", "matched: this strategy turned the flag on", "✓ holds: userId is one of alice, carol — the context has alice",
+	for _, want := range []string{"ON", "strategy 1 (Gradual rollout) matched", "matched: this strategy turned the flag on", "✓ holds: userId is one of alice, carol — the context has alice",
 		"Variant: blue", "from-the-ui"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the playground for alice lacks %q:\n%s", want, text)

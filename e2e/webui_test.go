@@ -107,16 +107,19 @@ func (b *uiBrowser) set(sel, value string) {
 func (b *uiBrowser) open(url string) {
 	b.t.Helper()
 	// A page that reloads itself after a save (data-then="reload") may
-	// abort a navigation started just then: navigate once more.
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	err := chromedp.Do(ctx, chromedp.Navigate(url))
-	cancel()
-	if err != nil && strings.Contains(err.Error(), "net::ERR_ABORTED") {
-		err = nil
-		b.do("open "+url+" again", chromedp.Navigate(url))
-	}
-	if err != nil {
-		b.t.Fatalf("open %s: %v", url, err)
+	// abort a navigation started just then, more than once while its
+	// reload is under way: let that reload finish and navigate again.
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Navigate(url))
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+			b.t.Fatalf("open %s (attempt %d): %v", url, attempt, err)
+		}
+		b.waitFor("the page's own navigation to end", `document.readyState === "complete"`)
 	}
 	b.waitFor("the page to load", `document.readyState === "complete"`)
 }

@@ -220,11 +220,13 @@ func pgWhy(f *pgFeature) string {
 	return "Off: no enabled strategy matched this context."
 }
 
+// pgStrategyName names a strategy as the flag page does: its title, else
+// its kind in words ("Gradual rollout").
 func pgStrategyName(st pgStrategy) string {
 	if st.Title != nil && *st.Title != "" {
 		return *st.Title
 	}
-	return st.Name
+	return describeStrategy(map[string]any{"name": st.Name}, nil).Kind
 }
 
 // pgStrategyWhy says in a few words what one strategy did.
