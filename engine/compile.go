@@ -17,8 +17,9 @@ type compileConfig struct {
 	// the flag being compiled.
 	variantFlags []int32
 	flag         int32
-	// strategies and constraintIDs collect what becomes
-	// Snapshot.strategies and Snapshot.constraintIDs.
+	// strategies collects what becomes Snapshot.strategies;
+	// constraintIDs the constraint references of every strategy side by
+	// side, which each strategy's refs then slice.
 	strategies    []strategy
 	constraintIDs []int32
 	// refRanges[j] bounds strategy j's references in constraintIDs.
@@ -117,13 +118,15 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		segments[seg.ID] = cs
 	}
 	s := &Snapshot{
-		features: cf,
-		flags:    make([]flag, len(cf.Features)),
-		names:    make([]string, len(cf.Features)),
-		index:    make(map[string]int, len(cf.Features)),
-		now:      opts.Now,
-		hostname: cfg.hostname,
-		custom:   opts.CustomStrategies,
+		features:    cf,
+		flags:       make([]flag, len(cf.Features)),
+		names:       make([]string, len(cf.Features)),
+		index:       make(map[string]int, len(cf.Features)),
+		now:         opts.Now,
+		hostname:    cfg.hostname,
+		custom:      opts.CustomStrategies,
+		fields:      cfg.fields,
+		segmentRefs: segments,
 	}
 	for i, f := range cf.Features {
 		s.index[f.Name] = i
@@ -131,20 +134,29 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 		cfg.flag = int32(i)
 		s.flags[i] = compileFlag(f, segments, cfg)
 	}
+	hasDependencies := func(i int) bool { return len(cf.Features[i].Dependencies) > 0 }
 	for i, f := range cf.Features {
 		s.flags[i].d0 = int32(len(s.dependencies))
-		s.dependencies = append(s.dependencies, s.compileDependencies(f.Dependencies)...)
+		s.dependencies = append(s.dependencies, s.compileDependencies(f.Dependencies, hasDependencies)...)
 		s.flags[i].d1 = int32(len(s.dependencies))
 	}
 	s.variants = cfg.variants
 	s.variantFlags = cfg.variantFlags
 	s.strategies = slices.Clip(cfg.strategies)
-	s.constraintIDs = slices.Clip(cfg.constraintIDs)
+	ids := slices.Clip(cfg.constraintIDs)
 	for j, r := range cfg.refRanges {
-		s.strategies[j].refs = s.constraintIDs[r[0]:r[1]:r[1]]
+		s.strategies[j].refs = ids[r[0]:r[1]:r[1]]
 	}
 	s.constraints = slices.Clip(cfg.constraints.list)
 	s.fieldCount = cfg.fields.size()
+	s.finish()
+	return s
+}
+
+// finish derives what evaluation reads besides the compiled flags: the
+// flags evaluated after the others for their dependencies, and the plan.
+func (s *Snapshot) finish() {
+	s.dependent = nil
 	for i := range s.flags {
 		if f := &s.flags[i]; f.enabled && f.d1 > f.d0 {
 			s.dependent = append(s.dependent, int32(i))
@@ -152,7 +164,6 @@ func Compile(cf *ClientFeatures, opts Options) *Snapshot {
 	}
 	// Everything above is the snapshot; the plan only reads it.
 	s.plan = newAllFlagsPlan(s)
-	return s
 }
 
 func resolveHostname(h string) string {
@@ -199,14 +210,17 @@ func compileFlagVariants(f Feature, cfg *compileConfig) *variantList {
 	return compileVariants(f.Variants, f.Name, f.Variants[0].Stickiness, cfg)
 }
 
-func (s *Snapshot) compileDependencies(deps []Dependency) []dependency {
+// compileDependencies compiles a flag's dependencies; hasDependencies
+// reports whether flag i has dependencies of its own, which makes it an
+// unsatisfiable parent (only one level is allowed).
+func (s *Snapshot) compileDependencies(deps []Dependency, hasDependencies func(i int) bool) []dependency {
 	if len(deps) == 0 {
 		return nil
 	}
 	out := make([]dependency, len(deps))
 	for i, d := range deps {
 		parent, ok := s.index[d.Feature]
-		if !ok || len(s.features.Features[parent].Dependencies) > 0 {
+		if !ok || hasDependencies(parent) {
 			parent = -1
 		}
 		out[i] = dependency{

@@ -26,7 +26,7 @@ func (s *Snapshot) EvaluateIndex(i int, ctx *Context) Result {
 	// One flag rarely repeats a constraint; clearing a memo sized for the
 	// whole snapshot would cost more than it saves.
 	st := newEvalState(ctx, s.now)
-	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
+	st.constraints = s.constraints
 	return s.result(i, s.evaluateID(i, &st))
 }
 

@@ -79,7 +79,7 @@ func (s *Snapshot) evaluateAllIDs(ctx *Context, dst []VariantID, ask []int32, ta
 	sc := getScratch(len(s.constraints)+1, s.fieldCount)
 	st := newEvalState(ctx, s.now)
 	st.memo, st.fields = sc.memo, sc.fields
-	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
+	st.constraints = s.constraints
 	if s.plan != nil {
 		s.plan.evaluate(s, &st, out)
 	} else {

@@ -49,7 +49,7 @@ func (s *Snapshot) EvaluateTargeted(i int, ctx *Context) (Result, bool) {
 		ctx = &Context{}
 	}
 	st := newEvalState(ctx, s.now)
-	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
+	st.constraints = s.constraints
 	f := &s.flags[i]
 	on, winner := s.isEnabled(f, &st)
 	if !on {

@@ -241,7 +241,7 @@ func (s *Snapshot) explainDependencies(i int, ctx *Context) ([]DependencyExplana
 	f := &s.flags[i]
 	payload := s.features.Features[i].Dependencies
 	st := newEvalState(ctx, s.now)
-	st.constraints, st.constraintIDs = s.constraints, s.constraintIDs
+	st.constraints = s.constraints
 	all := true
 	var out []DependencyExplanation
 	for k := f.d0; k < f.d1; k++ {

@@ -27,10 +27,6 @@ type Snapshot struct {
 	// strategies holds the strategies of every flag side by side, in flag
 	// order; a flag refers to its own by index range.
 	strategies []strategy
-	// constraintIDs holds the constraint references (see
-	// constraintTable.compile) of every strategy side by side; a strategy
-	// refers to its own by index range.
-	constraintIDs []int32
 	// constraints are the distinct constraint tests, indexed by id.
 	constraints []constraint
 	// fieldCount is the number of distinct context field names, the size
@@ -46,6 +42,14 @@ type Snapshot struct {
 	custom       map[string]CustomStrategy
 	segmentsOnce sync.Once
 	segments     map[int]*Segment
+	// fields and segmentRefs are what Patch compiles replacement flags
+	// against: the field slots and the segments' compiled constraint
+	// references.
+	fields      *fieldTable
+	segmentRefs map[int][]int32
+	// replaced counts what patches since the last Compile left unused
+	// (replaced strategies, added constraint tests), which Patch bounds.
+	replaced int
 }
 
 // flag is one compiled feature flag: what evaluating it reads, in 32

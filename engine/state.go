@@ -40,9 +40,8 @@ const (
 // stack; nothing in it outlives one Evaluate/EvaluateAll/Match call.
 type evalState struct {
 	ctx *Context
-	// constraints and constraintIDs are the snapshot's (see Snapshot).
-	constraints   []constraint
-	constraintIDs []int32
+	// constraints are the snapshot's (see Snapshot).
+	constraints []constraint
 	// memo records the outcomes of constraint tests (before inversion)
 	// by test id for this evaluation (memoUnknown, memoFalse, memoTrue);
 	// nil disables it.

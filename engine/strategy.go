@@ -51,7 +51,7 @@ func newStickiness(name string, fields *fieldTable) stickiness {
 type strategy struct {
 	algo algorithm
 	// refs are the strategy's constraint references (its own, then the
-	// segments'), a range of Snapshot.constraintIDs set once that array is
+	// segments'), a range of compileConfig.constraintIDs set once that array is
 	// final (compileConfig.refRanges holds the range until then).
 	refs       []int32
 	rollout    rollout      // rollouts
