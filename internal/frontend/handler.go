@@ -19,6 +19,7 @@ package frontend
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,22 @@ func (h *Handler) Prepare(s *engine.Snapshot) { h.state(s) }
 
 // Counter returns the usage counter of s (nil without Options.Counter).
 func (h *Handler) Counter(s *engine.Snapshot) Counter { return h.state(s).counter }
+
+// Forget drops what is kept for s, a snapshot that will not be served
+// again: a server serving one snapshot per token scope replaces them one
+// by one, and each kept snapshot holds a compiled configuration.
+func (h *Handler) Forget(s *engine.Snapshot) {
+	for {
+		cur := h.cache.Load()
+		if cur == nil || !slices.ContainsFunc(*cur, func(st *snapshotState) bool { return st.snap == s }) {
+			return
+		}
+		next := slices.DeleteFunc(slices.Clone(*cur), func(st *snapshotState) bool { return st.snap == s })
+		if h.cache.CompareAndSwap(cur, &next) {
+			return
+		}
+	}
+}
 
 // Snapshots returns the snapshots whose encodings are kept, newest first.
 func (h *Handler) Snapshots() []*engine.Snapshot {

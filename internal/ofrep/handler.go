@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,6 +167,21 @@ func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
 		}
 		if h.cache.CompareAndSwap(cur, &next) {
 			return e
+		}
+	}
+}
+
+// Forget drops the encoding of s, a snapshot that will not be served
+// again (see frontend.Handler.Forget).
+func (h *Handler) Forget(s *engine.Snapshot) {
+	for {
+		cur := h.cache.Load()
+		if cur == nil || !slices.ContainsFunc(*cur, func(e *encoding) bool { return e.snap == s }) {
+			return
+		}
+		next := slices.DeleteFunc(slices.Clone(*cur), func(e *encoding) bool { return e.snap == s })
+		if h.cache.CompareAndSwap(cur, &next) {
+			return
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (s *API) Prepare(ctx context.Context) error {
 
 // Collectors are the SDK APIs' own metrics, for the server's registry.
 func (s *API) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.client.builds, s.client.buildSeconds}
+	return []prometheus.Collector{s.client.builds, s.client.buildSeconds, s.front.builds}
 }
 
 // Prepared reports whether the client configuration has been built once.
@@ -99,17 +99,20 @@ func Explained(d *store.ClientData, p *domain.Principal) (snap *engine.Snapshot,
 		return nil, false
 	}
 	var features []engine.Feature
+	var used []int
 	for _, f := range clientconfig.Features(d, true)[p.Environment] {
 		if p.CanSeeProject(f.Project) {
 			features = append(features, f)
-		}
-	}
-	return compileScope(features, func(id int) (engine.Segment, bool) {
-		for _, sg := range d.Segments {
-			if sg.ID == id {
-				return engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)}, true
+			for _, st := range f.Strategies {
+				used = append(used, st.Segments...)
 			}
 		}
-		return engine.Segment{}, false
-	}), true
+	}
+	var segments []engine.Segment
+	for _, sg := range d.Segments {
+		if slices.Contains(used, sg.ID) {
+			segments = append(segments, engine.Segment{ID: sg.ID, Name: sg.Name, Constraints: domain.NonNil(sg.Constraints)})
+		}
+	}
+	return compileScope(features, segments), true
 }

@@ -9,44 +9,75 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/cors"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
+	"github.com/bunting-flags/bunting/internal/clientconfig"
 	"github.com/bunting-flags/bunting/internal/domain"
 	"github.com/bunting-flags/bunting/internal/frontend"
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/ofrep"
 )
 
 // frontendAPI serves /api/frontend with the evaluation handler the proxy
 // mounts too (internal/frontend), from engine snapshots compiled out of
-// the client configuration: one per token environment and project scope,
-// compiled again when the configuration changes. A compiled snapshot does
-// not keep its payload (the configuration holds the flags once).
+// the client configuration: one per token environment and project scope.
+// When the configuration changes, a scope's snapshot is patched with the
+// flags that changed (engine.Snapshot.Patch), so that a change to one flag
+// of a large configuration does not decode and compile every flag again.
+// A compiled snapshot does not keep its payload (the configuration holds
+// the flags once).
 type frontendAPI struct {
 	s       *API
 	handler http.Handler
 	cors    *cors.Cors
+	// frontend and ofrep keep per-snapshot encodings, which a replaced
+	// snapshot no longer needs (see forget).
+	frontend *frontend.Handler
+	ofrep    *ofrep.Handler
 
 	mu sync.Mutex
-	// source identifies the configuration snaps were compiled from: its
-	// lineage and revision determine its content.
+	// source identifies the configuration the current scopes were
+	// compiled from: its lineage and revision determine its content.
 	source [2]uint64
-	snaps  map[string]*engine.Snapshot
-	// versions identifies the configuration of each snapshot in snaps
+	scopes map[string]*frontendScope
+	// versions identifies the configuration of each current snapshot
 	// (see scopeVersion).
 	versions map[*engine.Snapshot]uint64
+	// builds times the snapshot builds by kind: "full", or "patched" (the
+	// flags that changed compiled into the previous snapshot).
+	builds *prometheus.HistogramVec
+}
+
+// frontendScope is the snapshot of one scope and what it was compiled
+// from, to patch it from when the configuration changes.
+type frontendScope struct {
+	snap     *engine.Snapshot
+	source   [2]uint64
+	flags    []*clientconfig.Flag
+	segments []int
+	// used is set when a request asks for the scope; a scope no request
+	// asked for while the configuration changed twice is dropped.
+	used bool
 }
 
 func newFrontendAPI(s *API) *frontendAPI {
-	f := &frontendAPI{s: s, snaps: map[string]*engine.Snapshot{}, versions: map[*engine.Snapshot]uint64{}}
+	f := &frontendAPI{s: s, scopes: map[string]*frontendScope{}, versions: map[*engine.Snapshot]uint64{},
+		builds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "bunting_frontend_snapshot_build_seconds",
+			Help:    "Builds of the compiled flags the frontend API and OFREP evaluate, per token scope: full, or patched (only the flags a change touched).",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"kind"})}
 	h := frontend.New(frontend.Options{
 		Snapshot: f.snapshot, EnableAllEndpoint: true, Complete: completeFrontendContext,
 		MaxBodyBytes: s.cfg.BodyLimit, Logger: s.log,
 	})
-	f.handler = http.StripPrefix("/api/frontend", h)
+	f.frontend, f.handler = h, http.StripPrefix("/api/frontend", h)
 	f.cors = cors.New(cors.Options{
 		AllowedOrigins: []string{"*"}, AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
 		AllowedHeaders: []string{"*"}, ExposedHeaders: []string{"ETag"}, AllowCredentials: true, MaxAge: 172800,
@@ -69,38 +100,105 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 	key := p.Environment + "|" + strings.Join(projects, ",")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if source := [2]uint64{cfg.Lineage(), uint64(cfg.Revision)}; source != f.source {
-		f.source, f.snaps, f.versions = source, map[string]*engine.Snapshot{}, map[*engine.Snapshot]uint64{}
+	source := [2]uint64{cfg.Lineage(), uint64(cfg.Revision)}
+	if source != f.source {
+		f.source, f.versions = source, map[*engine.Snapshot]uint64{}
+		for k, sc := range f.scopes {
+			if !sc.used {
+				delete(f.scopes, k)
+				f.forget(sc.snap)
+			}
+			sc.used = false
+		}
 	}
-	if snap, ok := f.snaps[key]; ok {
-		return snap, nil
+	prev := f.scopes[key]
+	if prev != nil && prev.source == source {
+		prev.used = true
+		return prev.snap, nil
 	}
-	var features []engine.Feature
+	sc := &frontendScope{source: source, used: true}
 	version := xxhash.New()
-	size := 0
 	for _, flag := range cfg.Flags(p.Environment) {
-		if !p.CanSeeProject(flag.Project) {
+		if p.CanSeeProject(flag.Project) {
+			sc.flags = append(sc.flags, flag)
+			sc.segments = append(sc.segments, flag.SegmentIDs()...)
+			_, _ = version.Write(binary.LittleEndian.AppendUint64(nil, flag.Hash))
+		}
+	}
+	slices.Sort(sc.segments)
+	sc.segments = slices.Compact(sc.segments)
+	var segments []engine.Segment
+	for _, id := range sc.segments {
+		if sg := cfg.Segment(id); sg != nil {
+			segments = append(segments, sg.Segment)
+			_, _ = version.Write(sg.JSON)
+		}
+	}
+	start, kind := time.Now(), "patched"
+	if sc.snap, err = patchScope(prev, sc, source[0]); err != nil {
+		return nil, apierr.Internal(err)
+	}
+	if sc.snap == nil {
+		kind = "full"
+		size := 0
+		features := make([]engine.Feature, len(sc.flags))
+		for i, flag := range sc.flags {
+			size += len(flag.JSON)
+			if features[i], err = flag.Feature(); err != nil {
+				return nil, apierr.Internal(err)
+			}
+		}
+		sc.snap = compileScope(features, segments)
+		*sc.snap.Features() = engine.ClientFeatures{Version: 2}
+		features = nil
+		releaseAfterBuild(size)
+	}
+	if prev == nil || sc.snap != prev.snap {
+		f.builds.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+		if prev != nil {
+			f.forget(prev.snap)
+		}
+	}
+	f.scopes[key], f.versions[sc.snap] = sc, version.Sum64()
+	return sc.snap, nil
+}
+
+// forget drops the frontend and OFREP encodings of a replaced snapshot
+// (a request still evaluating it encodes it again).
+func (f *frontendAPI) forget(s *engine.Snapshot) {
+	f.frontend.Forget(s)
+	if f.ofrep != nil {
+		f.ofrep.Forget(s)
+	}
+}
+
+// patchScope patches prev's snapshot into sc's (the same scope of a later
+// configuration) with the flags that changed in between, or returns nil
+// when it cannot: prev is missing or of another lineage (segments may
+// have changed), flags were added or removed, or the engine refuses. A
+// scope none of whose flags changed keeps its snapshot.
+func patchScope(prev, sc *frontendScope, lineage uint64) (*engine.Snapshot, error) {
+	if prev == nil || prev.source[0] != lineage || len(prev.flags) != len(sc.flags) || !slices.Equal(prev.segments, sc.segments) {
+		return nil, nil
+	}
+	changed := map[int]engine.Feature{}
+	for i, flag := range sc.flags {
+		if flag == prev.flags[i] {
 			continue
 		}
-		size += len(flag.JSON)
+		if flag.Name != prev.flags[i].Name {
+			return nil, nil
+		}
 		feature, err := flag.Feature()
 		if err != nil {
-			return nil, apierr.Internal(err)
+			return nil, err
 		}
-		features = append(features, feature)
-		_, _ = version.Write(binary.LittleEndian.AppendUint64(nil, flag.Hash))
+		changed[i] = feature
 	}
-	snap := compileScope(features, func(id int) (engine.Segment, bool) {
-		sg := cfg.Segment(id)
-		if sg == nil {
-			return engine.Segment{}, false
-		}
-		_, _ = version.Write(sg.JSON)
-		return sg.Segment, true
-	})
-	*snap.Features() = engine.ClientFeatures{Version: 2}
-	f.snaps[key], f.versions[snap] = snap, version.Sum64()
-	releaseAfterBuild(size)
+	if len(changed) == 0 {
+		return prev.snap, nil
+	}
+	snap, _ := prev.snap.Patch(changed)
 	return snap, nil
 }
 
@@ -119,24 +217,11 @@ func (f *frontendAPI) scopeVersion(s *engine.Snapshot) uint64 {
 
 var scopeSequence atomic.Uint64
 
-// compileScope compiles features (one scope's flags) with the segments
-// they use, asked of segment in the order of their ids.
-func compileScope(features []engine.Feature, segment func(id int) (engine.Segment, bool)) *engine.Snapshot {
-	cf := &engine.ClientFeatures{Version: 2, Features: features}
+// compileScope compiles features (one scope's flags) with segments.
+func compileScope(features []engine.Feature, segments []engine.Segment) *engine.Snapshot {
+	cf := &engine.ClientFeatures{Version: 2, Features: features, Segments: segments}
 	if cf.Features == nil {
 		cf.Features = []engine.Feature{}
-	}
-	var ids []int
-	for _, feature := range features {
-		for _, st := range feature.Strategies {
-			ids = append(ids, st.Segments...)
-		}
-	}
-	slices.Sort(ids)
-	for _, id := range slices.Compact(ids) {
-		if sg, ok := segment(id); ok {
-			cf.Segments = append(cf.Segments, sg)
-		}
 	}
 	return engine.Compile(cf, engine.Options{})
 }

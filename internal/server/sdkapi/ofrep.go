@@ -32,6 +32,7 @@ func (s *API) RegisterOFREP(r route.Registrar) {
 		Changes:       s.storeChanges,
 		ConfigVersion: front.scopeVersion,
 	})
+	front.ofrep = h
 	served := front.corsHeaders(h)
 	for _, pattern := range []string{"POST /ofrep/v1/evaluate/flags", "POST /ofrep/v1/evaluate/flags/{key}", "GET /ofrep/v1/events"} {
 		r.Custom(route.Route{Pattern: pattern, Surface: "frontend"}, served)
