@@ -67,7 +67,13 @@ func newEncoding(s *engine.Snapshot) *encoding {
 			byFlag[f] = append(byFlag[f], id)
 		}
 	}
-	var blob []byte
+	// Sized for up to three fragments a flag and one a variant, so that a
+	// large configuration's blob is allocated once, not grown by doubling.
+	size := s.VariantCount() * 64
+	for i := range s.Len() {
+		size += 3 * (len(s.Name(i)) + len(`,{"key":""`) + len(tailOnTargeted))
+	}
+	blob := make([]byte, 0, size)
 	var head []byte
 	add := func(tail []byte) span {
 		start := len(blob)
