@@ -127,17 +127,18 @@ func run(n, changes int, bin, dir string) error {
 		if rd.body != "" {
 			method, body = http.MethodPost, strings.NewReader(rd.body)
 		}
+		t := time.Now()
 		if _, err := do(srv.addr, method, rd.path, rd.token, rd.header, body); err != nil {
 			return err
 		}
 		if os.Getenv("LARGECONFIG_STEPS") != "" {
 			r, p := srv.mem()
-			fmt.Fprintf(os.Stderr, "after %s %v: RSS %.1f MB (peak %.1f MB)\n", rd.path, rd.header, mb(r), mb(p))
+			fmt.Fprintf(os.Stderr, "after %s %v (%v): RSS %.1f MB (peak %.1f MB), heap %s\n", rd.path, rd.header, time.Since(t).Round(time.Millisecond), mb(r), mb(p), heapStats(srv.addr))
 		}
 	}
 	rss, peak := srv.mem()
 
-	var lat []time.Duration
+	var lat, frontLat []time.Duration
 	for i := range changes {
 		state := []string{"off", "on"}[i%2]
 		path := fmt.Sprintf("/api/admin/projects/default/features/flag-%05d/environments/development/%s", (i/2)*7919%n, state)
@@ -154,11 +155,17 @@ func run(n, changes int, bin, dir string) error {
 			return err
 		}
 		lat = append(lat, time.Since(t))
+		t = time.Now()
+		if _, err := get(srv.addr, "/api/frontend?userId=u1", frontendToken, nil); err != nil {
+			return err
+		}
+		frontLat = append(frontLat, time.Since(t))
 		if after.header.Get("ETag") == before.header.Get("ETag") {
 			return fmt.Errorf("change %d: the client API still serves ETag %s", i, before.header.Get("ETag"))
 		}
 	}
 	slices.Sort(lat)
+	slices.Sort(frontLat)
 	rssAfter, peakAfter := srv.mem()
 	builds, err := buildMetrics(srv.addr)
 	if err != nil {
@@ -173,6 +180,8 @@ func run(n, changes int, bin, dir string) error {
 	if len(lat) > 0 {
 		fmt.Printf("| one-flag change → client API serves it, median / max of %d | %v / %v |\n", len(lat),
 			lat[len(lat)/2].Round(100*time.Microsecond), lat[len(lat)-1].Round(100*time.Microsecond))
+		fmt.Printf("| then the frontend API serves it, median / max of %d | %v / %v |\n", len(frontLat),
+			frontLat[len(frontLat)/2].Round(100*time.Microsecond), frontLat[len(frontLat)-1].Round(100*time.Microsecond))
 	}
 	fmt.Printf("| RSS after the changes (peak) | %.1f MB (%.1f MB) |\n", mb(rssAfter), mb(peakAfter))
 	for _, kind := range []string{"full", "changed"} {
@@ -182,6 +191,30 @@ func run(n, changes int, bin, dir string) error {
 		}
 	}
 	return nil
+}
+
+// heapStats reads the server's live heap and the memory its runtime
+// holds, from its Prometheus endpoint, to tell garbage not yet returned to
+// the operating system from what the server keeps.
+func heapStats(addr string) string {
+	res, err := get(addr, "/internal-backstage/prometheus", "", nil)
+	if err != nil {
+		return err.Error()
+	}
+	var alloc, released, idle float64
+	for line := range strings.SplitSeq(string(res.body), "\n") {
+		name, value, _ := strings.Cut(line, " ")
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "go_memstats_heap_alloc_bytes":
+			alloc = v
+		case "go_memstats_heap_released_bytes":
+			released = v
+		case "go_memstats_heap_idle_bytes":
+			idle = v
+		}
+	}
+	return fmt.Sprintf("live %.1f MB, idle not released %.1f MB", alloc/(1<<20), (idle-released)/(1<<20))
 }
 
 // buildStat is one kind of the server's configuration builds.
