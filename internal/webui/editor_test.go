@@ -18,7 +18,7 @@ func TestEditorRowsShowWhatIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpl := h.pages["flag"]
+	tpl := h.pages["flag"]()
 	render := func(name string, arg any) string {
 		var b bytes.Buffer
 		if err := tpl.ExecuteTemplate(&b, name, arg); err != nil {
@@ -74,7 +74,7 @@ func TestStrategyFormShowsStoredParameters(t *testing.T) {
 	d := map[string]any{"Name": "f", "StrategyTypes": []map[string]any{{"name": "flexibleRollout", "displayName": "Gradual rollout"}},
 		"ContextFields": []map[string]any{}, "Operators": operators}
 	var b bytes.Buffer
-	if err := h.pages["flag"].ExecuteTemplate(&b, "strategy-form", map[string]any{"D": d, "St": st, "URL": "/x", "Method": "PUT", "Submit": "Save"}); err != nil {
+	if err := h.pages["flag"]().ExecuteTemplate(&b, "strategy-form", map[string]any{"D": d, "St": st, "URL": "/x", "Method": "PUT", "Submit": "Save"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`name="parameters.rollout" type="number" min="0" max="100" value="35"`, `name="parameters.groupId" value="g1"`, `<option selected>userId</option>`} {

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -46,10 +47,13 @@ type Options struct {
 
 // Handler serves the UI's pages and static files.
 type Handler struct {
-	api    http.Handler
-	base   string
-	log    *slog.Logger
-	pages  map[string]*template.Template
+	api  http.Handler
+	base string
+	log  *slog.Logger
+	// pages are parsed when first drawn: each holds its own copy of the
+	// layout's parse trees, some 170 kB, which a server whose UI is not
+	// used (or uses a few pages) need not keep.
+	pages  map[string]func() *template.Template
 	mux    *http.ServeMux
 	static http.Handler
 }
@@ -59,7 +63,7 @@ func New(o Options) (*Handler, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{api: o.API, base: o.BasePath, log: o.Log, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
+	h := &Handler{api: o.API, base: o.BasePath, log: o.Log, pages: map[string]func() *template.Template{}, mux: http.NewServeMux()}
 	funcs := template.FuncMap{
 		"base":     func() string { return h.base },
 		"when":     formatTime,
@@ -113,11 +117,11 @@ func New(o Options) (*Handler, error) {
 		if name == "layout" || name == "partials" || name == "render" {
 			continue
 		}
-		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
-		if err != nil {
+		parse := func() (*template.Template, error) { return template.Must(layout.Clone()).ParseFS(templateFS, n) }
+		if _, err := parse(); err != nil { // a broken template fails the start, not a page
 			return nil, fmt.Errorf("webui: template %s: %w", n, err)
 		}
-		h.pages[name] = t
+		h.pages[name] = sync.OnceValue(func() *template.Template { return template.Must(parse()) })
 	}
 	sub, _ := fs.Sub(staticFS, "static")
 	h.static = http.StripPrefix("/static/", http.FileServerFS(sub))
@@ -313,7 +317,7 @@ const pagePolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-sr
 
 // renderStatus is render with another status than 200 (error pages).
 func (h *Handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	t := h.pages[name]
+	t := h.pages[name]()
 	if p.Query == nil {
 		p.Query = r.URL.Query()
 	}
