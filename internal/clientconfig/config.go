@@ -218,8 +218,36 @@ func Build(d *store.ClientData) *Config {
 	}
 	for env, flags := range c.encode(d) {
 		c.byEnv[env] = flags
+		compact(flags)
 	}
 	return c
+}
+
+// compact moves the flags' encodings into one allocation. Encoding
+// interleaves them with its garbage, so that once that is collected they
+// would hold on to partly used pages: for 20,000 flags, about a third more
+// memory than their size. The flags a later Apply replaces stay in the
+// allocation until the next Build (at most its size).
+func compact(flags []*Flag) {
+	size := 0
+	for _, f := range flags {
+		size += len(f.JSON) + len(f.extra().inline)
+	}
+	buf := make([]byte, 0, size)
+	move := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	for _, f := range flags {
+		f.JSON = move(f.JSON)
+		if f.more != nil {
+			f.more.inline = move(f.more.inline)
+		}
+	}
 }
 
 // Apply returns the configuration with the partial data d (store.ClientData

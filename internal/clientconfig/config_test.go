@@ -3,6 +3,7 @@ package clientconfig_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -189,9 +190,19 @@ func TestInlineFormAndDependents(t *testing.T) {
 func BenchmarkBuild20000(b *testing.B) {
 	d := data(20000)
 	b.ReportAllocs()
+	var cfg *clientconfig.Config
 	for b.Loop() {
-		clientconfig.Build(d)
+		cfg = clientconfig.Build(d)
 	}
+	// What the built configuration holds on to, in pages, once the
+	// build's garbage is collected.
+	d = nil
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapInuse)/(1<<20), "heap-inuse-MB")
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "heap-live-MB")
+	runtime.KeepAlive(cfg)
 }
 
 // BenchmarkApplyOneFlag20000 changes one flag of 20,000 (after loading
