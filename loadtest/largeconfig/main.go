@@ -214,7 +214,16 @@ func heapStats(addr string) string {
 			idle = v
 		}
 	}
-	return fmt.Sprintf("live %.1f MB, idle not released %.1f MB", alloc/(1<<20), (idle-released)/(1<<20))
+	var extra string
+	for line := range strings.SplitSeq(string(res.body), "\n") {
+		for _, n := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_gc_sys_bytes", "go_memstats_other_sys_bytes", "go_memstats_mspan_inuse_bytes", "go_memstats_sys_bytes", "go_memstats_next_gc_bytes"} {
+			if v, ok := strings.CutPrefix(line, n+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				extra += fmt.Sprintf(" %s=%.1f", strings.TrimSuffix(strings.TrimPrefix(n, "go_memstats_"), "_bytes"), f/(1<<20))
+			}
+		}
+	}
+	return fmt.Sprintf("live %.1f MB, idle not released %.1f MB", alloc/(1<<20), (idle-released)/(1<<20)) + extra
 }
 
 // buildStat is one kind of the server's configuration builds.
