@@ -19,14 +19,13 @@ package frontend
 import (
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpjson"
+	"github.com/bunting-flags/bunting/internal/snapcache"
 	"github.com/bunting-flags/bunting/internal/wire"
 )
 
@@ -72,7 +71,7 @@ var BodyContentRule = httpjson.ContentRule{Optional: true}
 // mounted (strip the prefix first, e.g. with http.StripPrefix).
 type Handler struct {
 	opts  Options
-	cache atomic.Pointer[[]*snapshotState]
+	cache *snapcache.Cache[*snapshotState]
 }
 
 // New builds the evaluation endpoints.
@@ -83,7 +82,7 @@ func New(opts Options) *Handler {
 	if opts.Snapshots <= 0 {
 		opts.Snapshots = cacheSize
 	}
-	return &Handler{opts: opts}
+	return &Handler{opts: opts, cache: snapcache.New[*snapshotState](opts.Snapshots)}
 }
 
 // ServeHTTP serves "", "/", "/all" and "/all/".
@@ -121,56 +120,20 @@ func (h *Handler) Prepare(s *engine.Snapshot) { h.state(s) }
 func (h *Handler) Counter(s *engine.Snapshot) Counter { return h.state(s).counter }
 
 // Forget drops what is kept for s, a snapshot that will not be served
-// again: a server serving one snapshot per token scope replaces them one
-// by one, and each kept snapshot holds a compiled configuration.
-func (h *Handler) Forget(s *engine.Snapshot) {
-	for {
-		cur := h.cache.Load()
-		if cur == nil || !slices.ContainsFunc(*cur, func(st *snapshotState) bool { return st.snap == s }) {
-			return
-		}
-		next := slices.DeleteFunc(slices.Clone(*cur), func(st *snapshotState) bool { return st.snap == s })
-		if h.cache.CompareAndSwap(cur, &next) {
-			return
-		}
-	}
-}
+// again.
+func (h *Handler) Forget(s *engine.Snapshot) { h.cache.Forget(s) }
 
 // Snapshots returns the snapshots whose encodings are kept, newest first.
-func (h *Handler) Snapshots() []*engine.Snapshot {
-	cur := h.cache.Load()
-	if cur == nil {
-		return nil
-	}
-	out := make([]*engine.Snapshot, len(*cur))
-	for i, st := range *cur {
-		out[i] = st.snap
-	}
-	return out
-}
+func (h *Handler) Snapshots() []*engine.Snapshot { return h.cache.Snapshots() }
 
 func (h *Handler) state(s *engine.Snapshot) *snapshotState {
-	for {
-		cur := h.cache.Load()
-		if cur != nil {
-			for _, st := range *cur {
-				if st.snap == s {
-					return st
-				}
-			}
-		}
+	return h.cache.Get(s, func(s *engine.Snapshot) *snapshotState {
 		st := &snapshotState{snap: s, enc: wire.NewEncoding(s)}
 		if h.opts.Counter != nil {
 			st.counter = h.opts.Counter(s)
 		}
-		next := []*snapshotState{st}
-		if cur != nil {
-			next = append(next, (*cur)[:min(len(*cur), h.opts.Snapshots-1)]...)
-		}
-		if h.cache.CompareAndSwap(cur, &next) {
-			return st
-		}
-	}
+		return st
+	})
 }
 
 var (

@@ -5,11 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/engine"
 	"github.com/bunting-flags/bunting/internal/apierr"
 	"github.com/bunting-flags/bunting/internal/httpgzip"
+	"github.com/bunting-flags/bunting/internal/snapcache"
 	"github.com/bunting-flags/bunting/internal/wire"
 )
 
@@ -73,7 +72,7 @@ type Options struct {
 type Handler struct {
 	opts   Options
 	signer *signer
-	cache  atomic.Pointer[[]*encoding]
+	cache  *snapcache.Cache[*encoding]
 }
 
 // New builds a Handler.
@@ -93,7 +92,7 @@ func New(opts Options) *Handler {
 	if opts.WriteBody == nil {
 		opts.WriteBody = func(w http.ResponseWriter, _ *http.Request, body []byte) { _, _ = w.Write(body) }
 	}
-	return &Handler{opts: opts, signer: newSigner(opts.Secret)}
+	return &Handler{opts: opts, signer: newSigner(opts.Secret), cache: snapcache.New[*encoding](16)}
 }
 
 // Route names the OFREP route of a request path (with the base path), or
@@ -148,43 +147,18 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, allow string) {
 // encodingFor returns the snapshot's encoding, built once; the newest 16
 // are kept (the proxy serves one snapshot, the server one per scope).
 func (h *Handler) encodingFor(s *engine.Snapshot) *encoding {
-	for {
-		cur := h.cache.Load()
-		if cur != nil {
-			for _, e := range *cur {
-				if e.snap == s {
-					return e
-				}
-			}
-		}
+	return h.cache.Get(s, func(s *engine.Snapshot) *encoding {
 		e := newEncoding(s)
 		if h.opts.ConfigVersion != nil {
 			e.version = h.opts.ConfigVersion(s)
 		}
-		next := []*encoding{e}
-		if cur != nil {
-			next = append(next, (*cur)[:min(len(*cur), 15)]...)
-		}
-		if h.cache.CompareAndSwap(cur, &next) {
-			return e
-		}
-	}
+		return e
+	})
 }
 
 // Forget drops the encoding of s, a snapshot that will not be served
-// again (see frontend.Handler.Forget).
-func (h *Handler) Forget(s *engine.Snapshot) {
-	for {
-		cur := h.cache.Load()
-		if cur == nil || !slices.ContainsFunc(*cur, func(e *encoding) bool { return e.snap == s }) {
-			return
-		}
-		next := slices.DeleteFunc(slices.Clone(*cur), func(e *encoding) bool { return e.snap == s })
-		if h.cache.CompareAndSwap(cur, &next) {
-			return
-		}
-	}
-}
+// again.
+func (h *Handler) Forget(s *engine.Snapshot) { h.cache.Forget(s) }
 
 // Version identifies the configuration of a snapshot as this handler
 // sees it (what the bulk ETag and the change notifications follow).
