@@ -67,12 +67,11 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 		return nil, err
 	}
 	t := newTargets(cfg)
-	s := &Service{
+	return &Service{
 		cfg: cfg, store: st, log: log, baseURL: baseURL, targets: t, client: t.client(), secrets: sealer,
 		lease: lease.New(st, log, leaseName, cfg.LeaseDuration), lanes: map[int64]*lane{}, wake: make(chan struct{}, 1),
-	}
-	s.recorder = newRecorder(s)
-	return s, nil
+		recorder: newRecorder(st),
+	}, nil
 }
 
 // notify wakes the worker without blocking.
