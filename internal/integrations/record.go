@@ -72,14 +72,13 @@ func (r *recorder) write(ctx context.Context, group []*pendingRecord) {
 	if len(group) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
+	ctx = context.WithoutCancel(ctx)
 	if len(group) > 1 {
 		var all []store.DeliveryOutcome
 		for _, p := range group {
 			all = append(all, p.outcomes...)
 		}
-		if err := r.save(ctx, all); err == nil {
+		if err := r.saveWithin(ctx, all); err == nil {
 			for _, p := range group {
 				p.done <- nil
 			}
@@ -87,6 +86,13 @@ func (r *recorder) write(ctx context.Context, group []*pendingRecord) {
 		}
 	}
 	for _, p := range group {
-		p.done <- r.save(ctx, p.outcomes)
+		p.done <- r.saveWithin(ctx, p.outcomes)
 	}
+}
+
+// saveWithin is save bounded by recordTimeout.
+func (r *recorder) saveWithin(ctx context.Context, outcomes []store.DeliveryOutcome) error {
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	return r.save(ctx, outcomes)
 }
