@@ -1,6 +1,7 @@
 package serverbench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -287,4 +288,69 @@ func BenchmarkToggleIntegrations(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkDeliveryHTTP is the floor of what delivering a toggle to five
+// webhooks costs on this machine whatever Bunting does around it: the HTTP
+// requests alone. It captures one real delivery (body and headers, as a
+// toggle's webhook sends them), then posts it b.N times to each of five
+// receivers like BenchmarkToggleIntegrations' (one client goroutine per
+// receiver with keep-alive, as the lanes), and reports the CPU this
+// process used (client and receiver together) per delivery.
+func BenchmarkDeliveryHTTP(b *testing.B) {
+	h := servertest.Start(b, servertest.NewSQLite(b), allowLoopback)
+	got := make(chan *http.Request, 1)
+	var body []byte
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		select {
+		case got <- r:
+			body = data
+		default:
+		}
+		w.WriteHeader(204)
+	}))
+	b.Cleanup(rc.Close)
+	h.Do(b, "POST", "/api/admin/addons", h.AdminToken, map[string]any{"provider": "webhook",
+		"events": []string{"feature-environment-enabled"}, "parameters": map[string]any{"url": rc.URL}}).Want(b, 201)
+	name := fmt.Sprintf("floor-%d", flagSeq.Add(1))
+	h.Do(b, "POST", "/api/admin/projects/default/features", h.AdminToken, map[string]any{"name": name}).Want(b, 201)
+	h.Do(b, "POST", "/api/admin/projects/default/features/"+name+"/environments/development/on", h.AdminToken, nil).Want(b, 200)
+	var sample *http.Request
+	select {
+	case sample = <-got:
+	case <-time.After(10 * time.Second):
+		b.Fatal("no delivery arrived")
+	}
+	const receivers = 5
+	var wg sync.WaitGroup
+	cpuBefore := processCPU()
+	b.ResetTimer()
+	for range receivers {
+		rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(204)
+		}))
+		b.Cleanup(rc.Close)
+		client := &http.Client{Transport: &http.Transport{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range b.N {
+				req, _ := http.NewRequest("POST", rc.URL+"/", bytes.NewReader(body))
+				req.Header = sample.Header.Clone()
+				res, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU()-cpuBefore).Microseconds())/float64(receivers*b.N), "cpu-µs/delivery")
+	b.ReportMetric(float64(len(body)), "body-bytes")
 }

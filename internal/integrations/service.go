@@ -46,6 +46,8 @@ type Service struct {
 	lanes map[int64]*lane
 	// wake wakes the worker (a test send, a configuration change here).
 	wake chan struct{}
+	// recorder writes the lanes' outcomes.
+	recorder *recorder
 }
 
 // New builds the service. baseURL is the server's external address
@@ -68,6 +70,7 @@ func New(cfg Config, st *store.Store, log *slog.Logger, baseURL string) (*Servic
 	return &Service{
 		cfg: cfg, store: st, log: log, baseURL: baseURL, targets: t, client: t.client(), secrets: sealer,
 		lease: lease.New(st, log, leaseName, cfg.LeaseDuration), lanes: map[int64]*lane{}, wake: make(chan struct{}, 1),
+		recorder: newRecorder(st),
 	}, nil
 }
 

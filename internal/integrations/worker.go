@@ -168,7 +168,8 @@ func (s *Service) leave(id int64, l *lane) bool {
 }
 
 // runLane delivers integration id's outbox rows in order until none is
-// left (or ctx ends), writing each batch's outcomes in one transaction.
+// left (or ctx ends), writing each batch's outcomes in one transaction
+// (shared with the other lanes' batches ready at the same time).
 func (s *Service) runLane(ctx context.Context, id int64, l *lane) {
 	defer close(l.done)
 	defer func() {
@@ -242,10 +243,7 @@ func (s *Service) runLane(ctx context.Context, id int64, l *lane) {
 		if len(outcomes) > 0 {
 			// Written even when ctx ended, so that what was sent is not
 			// sent again after a restart.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			err := s.store.Record(rctx, func(tx *store.Tx) error { return tx.RecordDeliveries(outcomes) })
-			cancel()
-			if err != nil {
+			if err := s.recorder.record(ctx, outcomes); err != nil {
 				s.log.Warn("integrations: recording deliveries failed; they will be sent again", "integration", id, "err", err)
 				s.pause(ctx, l, time.Second)
 				continue

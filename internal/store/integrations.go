@@ -225,30 +225,97 @@ type DeliveryOutcome struct {
 	Log      DeliveryAttempt
 }
 
+// recordChunk bounds the rows of one statement of RecordDeliveries (nine
+// parameters a log row: well under both databases' parameter limits).
+const recordChunk = 100
+
 // RecordDeliveries applies attempts' outcomes to the outbox and writes
 // them to the delivery log, in one bookkeeping transaction (Store.Record).
+// The finished rows go in one DELETE and the log rows in one multi-row
+// INSERT (per recordChunk), in the outcomes' order: a statement per
+// delivery made this transaction, on the writer's path, cost more than
+// the deliveries themselves.
 func (tx *Tx) RecordDeliveries(outcomes []DeliveryOutcome) error {
-	for _, o := range outcomes {
-		if o.OutboxID != 0 {
-			var err error
-			if o.Done {
-				_, err = tx.exec(`DELETE FROM integration_outbox WHERE id = $1`, o.OutboxID)
-			} else {
-				_, err = tx.exec(`UPDATE integration_outbox SET attempts = attempts + 1, next_attempt_at = $2 WHERE id = $1`, o.OutboxID, Millis(o.RetryAt))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if err := tx.Q.InsertDeliveryAttempt(o.Log); err != nil {
+	for start := 0; start < len(outcomes); start += recordChunk {
+		if err := tx.recordDeliveries(outcomes[start:min(start+recordChunk, len(outcomes))]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+func (tx *Tx) recordDeliveries(outcomes []DeliveryOutcome) error {
+	var (
+		done []any
+		in   strings.Builder
+	)
+	for _, o := range outcomes {
+		switch {
+		case o.OutboxID == 0:
+		case o.Done:
+			done = append(done, o.OutboxID)
+			if len(done) > 1 {
+				in.WriteString(", ")
+			}
+			in.WriteString(tx.s.placeholder(len(done)))
+		default:
+			if _, err := tx.exec(`UPDATE integration_outbox SET attempts = attempts + 1, next_attempt_at = $2 WHERE id = $1`, o.OutboxID, Millis(o.RetryAt)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(done) > 0 {
+		if _, err := tx.exec(`DELETE FROM integration_outbox WHERE id IN (`+in.String()+`)`, done...); err != nil {
+			return err
+		}
+	}
+	if len(outcomes) == 0 {
+		return nil
+	}
+	var (
+		q    strings.Builder
+		args = make([]any, 0, 9*len(outcomes))
+	)
+	q.WriteString(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at) VALUES `)
+	for i, o := range outcomes {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(")
+		for c := range 9 {
+			if c > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(tx.s.placeholder(len(args) + c + 1))
+		}
+		q.WriteString(")")
+		args = append(args, attemptArgs(o.Log)...)
+	}
+	_, err := tx.exec(q.String(), args...)
+	return err
+}
+
 // InsertDeliveryAttempt writes one row of the delivery log.
 func (q Q) InsertDeliveryAttempt(a DeliveryAttempt) error {
+	_, err := q.exec(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, attemptArgs(a)...)
+	return err
+}
+
+// placeholder is the n-th parameter of a statement whose parameters are
+// written in order: $n on PostgreSQL, but ? on SQLite, which looks each
+// $n up by name among those before it while parsing and again while
+// binding, a cost that grows with the square of a long statement's
+// parameters.
+func (s *Store) placeholder(n int) string {
+	if s.dialect.Name == "sqlite" {
+		return "?"
+	}
+	return "$" + strconv.Itoa(n)
+}
+
+// attemptArgs are a log row's nine column values.
+func attemptArgs(a DeliveryAttempt) []any {
 	var event any
 	if len(a.Event) > 0 {
 		event = string(a.Event)
@@ -257,10 +324,7 @@ func (q Q) InsertDeliveryAttempt(a DeliveryAttempt) error {
 	if len(a.Details) > 0 {
 		details = string(a.Details)
 	}
-	_, err := q.exec(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		a.IntegrationID, a.DeliveryID, a.EventID, event, a.Attempt, a.State, a.StateDetails, details, Millis(a.CreatedAt))
-	return err
+	return []any{a.IntegrationID, a.DeliveryID, a.EventID, event, a.Attempt, a.State, a.StateDetails, details, Millis(a.CreatedAt)}
 }
 
 // DropDeliveries removes an integration's outbox rows (when it was

@@ -13,9 +13,21 @@ import (
 
 // BenchmarkRecordDeliveries writes the outcomes of a lane's batch of 100
 // successful deliveries (outbox rows removed, log rows written) in one
-// bookkeeping transaction, on SQLite.
+// bookkeeping transaction, on SQLite and PostgreSQL.
 func BenchmarkRecordDeliveries(b *testing.B) {
-	st := servertest.OpenStore(b, servertest.NewSQLite(b))
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			db := servertest.NewSQLite(b)
+			if kind == "postgres" {
+				db = servertest.NewPostgres(b)
+			}
+			benchRecordDeliveries(b, db)
+		})
+	}
+}
+
+func benchRecordDeliveries(b *testing.B, db servertest.Database) {
+	st := servertest.OpenStore(b, db)
 	ctx := context.Background()
 	var id int64
 	err := st.Tx(ctx, func(tx *store.Tx) (err error) {
@@ -63,6 +75,7 @@ func BenchmarkRecordDeliveries(b *testing.B) {
 		cpu += cpuTime() - before
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/batch")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(100*b.N), "µs/delivery")
 }
 
 // cpuTime is the user+system CPU this process has used.
