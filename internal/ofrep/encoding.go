@@ -67,51 +67,58 @@ func newEncoding(s *engine.Snapshot) *encoding {
 			byFlag[f] = append(byFlag[f], id)
 		}
 	}
-	// Sized for up to three fragments a flag and one a variant, so that a
-	// large configuration's blob is allocated once, not grown by doubling.
-	size := s.VariantCount() * 64
-	for i := range s.Len() {
-		size += 3 * (len(s.Name(i)) + len(`,{"key":""`) + len(tailOnTargeted))
-	}
-	blob := make([]byte, 0, size)
-	var head []byte
+	// Two passes of the same walk: the first measures the fragments, so
+	// that the blob is allocated once at its size (a large configuration's
+	// would otherwise be grown by doubling, or kept with room to spare).
+	var blob, head []byte
+	size, measuring := 0, true
 	add := func(tail []byte) span {
+		if measuring {
+			size += 1 + len(head) + len(tail)
+			return span{}
+		}
 		start := len(blob)
 		blob = append(append(append(blob, ','), head...), tail...)
 		return span{uint32(start), uint32(len(blob))}
 	}
-	for i := range e.offs {
-		head = append(append(head[:0], `{"key":`...), wire.JSONString(s.Name(i))...)
-		any, all, deps := s.FlagTargeting(i)
-		switch {
-		case s.FlagHasVariants(i):
-			e.offs[i] = add(tailVariantOff)
-		case !s.FlagEnabled(i):
-			e.offs[i] = add(tailOffDisabled)
-		case any || deps:
-			e.offs[i] = add(tailOffTargeted)
-		default:
-			e.offs[i] = add(tailOffStatic)
-		}
-		switch {
-		case all:
-			e.onKind[i] = onTargeted
-			e.ons[i][0] = add(tailOnTargeted)
-			e.ons[i][1] = e.ons[i][0]
-		case any:
-			e.onKind[i] = onEvaluated
-			e.evaluated = append(e.evaluated, int32(i))
-			e.ons[i] = [2]span{add(tailOnStatic), add(tailOnTargeted)}
-		default:
-			e.onKind[i] = onStatic
-			e.ons[i][0] = add(tailOnStatic)
-			e.ons[i][1] = e.ons[i][0]
-		}
-		for _, id := range byFlag[i] {
-			tail, failed := variantTail(s.Variant(id))
-			e.variants[id], e.failed[id] = add(tail), failed
+	walk := func() {
+		e.evaluated = e.evaluated[:0]
+		for i := range e.offs {
+			head = wire.AppendJSONString(append(head[:0], `{"key":`...), s.Name(i))
+			any, all, deps := s.FlagTargeting(i)
+			switch {
+			case s.FlagHasVariants(i):
+				e.offs[i] = add(tailVariantOff)
+			case !s.FlagEnabled(i):
+				e.offs[i] = add(tailOffDisabled)
+			case any || deps:
+				e.offs[i] = add(tailOffTargeted)
+			default:
+				e.offs[i] = add(tailOffStatic)
+			}
+			switch {
+			case all:
+				e.onKind[i] = onTargeted
+				e.ons[i][0] = add(tailOnTargeted)
+				e.ons[i][1] = e.ons[i][0]
+			case any:
+				e.onKind[i] = onEvaluated
+				e.evaluated = append(e.evaluated, int32(i))
+				e.ons[i] = [2]span{add(tailOnStatic), add(tailOnTargeted)}
+			default:
+				e.onKind[i] = onStatic
+				e.ons[i][0] = add(tailOnStatic)
+				e.ons[i][1] = e.ons[i][0]
+			}
+			for _, id := range byFlag[i] {
+				tail, failed := variantTail(s.Variant(id))
+				e.variants[id], e.failed[id] = add(tail), failed
+			}
 		}
 	}
+	walk()
+	blob, measuring = make([]byte, 0, size), false
+	walk()
 	e.blob = blob
 	e.version = configVersion(s)
 	return e

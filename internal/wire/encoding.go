@@ -178,6 +178,18 @@ func AppendUnknownToggle(buf []byte, name string) []byte {
 	return append(buf, `,"enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false,"featureEnabled":false},"impressionData":false}`...)
 }
 
+// AppendJSONString appends s encoded as JSONString encodes it, without
+// allocating when s is printable ASCII without quotes or backslashes
+// (a flag name usually is).
+func AppendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return append(dst, JSONString(s)...)
+		}
+	}
+	return append(append(append(dst, '"'), s...), '"')
+}
+
 // JSONString is s as a JSON string, without HTML escaping (names and
 // payloads go out as written).
 func JSONString(s string) []byte {
