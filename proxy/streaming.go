@@ -185,10 +185,10 @@ func (p *Proxy) serveDelta(w http.ResponseWriter, r *http.Request) error {
 		return p.unauthorized()
 	}
 	since, hasSince := stream.ParseEventID(r.Header.Get("If-None-Match"))
-	rev, body, notModified, err := p.relay.hub.Delta(relayScope{}, since, hasSince)
+	answer, err := p.relay.hub.Delta(relayScope{}, since, hasSince)
 	if err != nil {
 		return errNotReady
 	}
-	stream.WriteDelta(w, r, rev, body, notModified)
+	answer.Write(w, r)
 	return nil
 }

@@ -17,7 +17,9 @@
 package httpgzip
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,6 +135,27 @@ func Append(dst, body []byte) []byte {
 	encoders.Put(e)
 	return dst
 }
+
+// Stream writes to w the gzip encoding of what write writes, with the
+// fast stateless encoder behind a 32 kB buffer (the stateless encoder
+// compresses each write on its own, so small writes would compress
+// badly).
+func Stream(w io.Writer, write func(io.Writer)) error {
+	gz := streamers.Get().(*gzip.Writer)
+	defer streamers.Put(gz)
+	gz.Reset(w)
+	bw := bufio.NewWriterSize(gz, 32<<10)
+	write(bw)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+var streamers = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(io.Discard, gzip.StatelessCompression)
+	return gz
+}}
 
 // Cached is a body served many times; its gzip encoding is made once, on
 // first use, at the best compression. Its zero value holds an empty body.

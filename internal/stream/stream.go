@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -272,28 +273,27 @@ func (h *Hub) resumable(since int64, hasSince bool) *entry {
 	return h.find(since)
 }
 
-// Delta answers a delta poll of scope from revision since: notModified
+// Delta answers a delta poll of scope from revision since: not modified
 // when since is the latest revision, the events since then when since is
-// still in the history (possibly none), a hydration otherwise. rev is the
-// revision the answer brings the client to.
-func (h *Hub) Delta(sc Scope, since int64, hasSince bool) (rev int64, body []byte, notModified bool, err error) {
+// still in the history (possibly none), a hydration otherwise.
+func (h *Hub) Delta(sc Scope, since int64, hasSince bool) (*DeltaAnswer, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.history) == 0 {
-		return 0, nil, false, ErrNoSnapshot
+		return nil, ErrNoSnapshot
 	}
 	cur := h.history[len(h.history)-1]
 	if hasSince && since == cur.rev {
-		return cur.rev, nil, true, nil
+		return &DeltaAnswer{Rev: cur.rev, NotModified: true}, nil
 	}
 	if old := h.resumable(since, hasSince); old != nil {
 		events := Diff(h.stateOf(old, sc), h.stateOf(cur, sc), cur.rev)
 		if events == nil {
 			events = []json.RawMessage{}
 		}
-		return cur.rev, Body(events), false, nil
+		return &DeltaAnswer{Rev: cur.rev, events: Body(events)}, nil
 	}
-	return cur.rev, appendHydrationBody(nil, h.stateOf(cur, sc), cur.rev), false, nil
+	return &DeltaAnswer{Rev: cur.rev, hydration: h.stateOf(cur, sc)}, nil
 }
 
 // Connections returns how many streams are open.
@@ -430,32 +430,62 @@ func hydrationMessage(st *State, rev int64) []byte {
 // appendHydration appends the hydration event of st, growing b once to
 // hold it and extra bytes more.
 func appendHydration(b []byte, st *State, rev int64, extra int) []byte {
-	names := slices.Sorted(maps.Keys(st.Flags))
-	ids := slices.Sorted(maps.Keys(st.Segments))
-	n := 80 + extra
+	names, ids := hydrationOrder(st)
+	sink := appender(slices.Grow(b, hydrationSize(st, names, ids)+extra))
+	writeHydration(&sink, st, rev, names, ids)
+	return sink
+}
+
+// hydrationOrder is the order of a hydration: flags by name, segments by
+// id.
+func hydrationOrder(st *State) (names []string, ids []int) {
+	return slices.Sorted(maps.Keys(st.Flags)), slices.Sorted(maps.Keys(st.Segments))
+}
+
+// hydrationSize bounds the length of st's hydration event from above by
+// a few bytes (the event id's digits).
+func hydrationSize(st *State, names []string, ids []int) int {
+	n := 80
 	for _, name := range names {
 		n += len(st.Flags[name].JSON) + 1
 	}
 	for _, id := range ids {
 		n += len(st.Segments[id]) + 1
 	}
-	b = slices.Grow(b, n)
-	b = append(b, `{"type":"hydration","eventId":`...)
-	b = append(strconv.AppendInt(b, rev, 10), `,"features":[`...)
+	return n
+}
+
+// writeHydration writes st's hydration event, in the order given, to w
+// (which buffers: one write a flag).
+func writeHydration(w io.Writer, st *State, rev int64, names []string, ids []int) {
+	var num [24]byte
+	_, _ = w.Write([]byte(`{"type":"hydration","eventId":`))
+	_, _ = w.Write(strconv.AppendInt(num[:0], rev, 10))
+	_, _ = w.Write([]byte(`,"features":[`))
 	for i, name := range names {
 		if i > 0 {
-			b = append(b, ',')
+			_, _ = w.Write(comma)
 		}
-		b = append(b, st.Flags[name].JSON...)
+		_, _ = w.Write(st.Flags[name].JSON)
 	}
-	b = append(b, `],"segments":[`...)
+	_, _ = w.Write([]byte(`],"segments":[`))
 	for i, id := range ids {
 		if i > 0 {
-			b = append(b, ',')
+			_, _ = w.Write(comma)
 		}
-		b = append(b, st.Segments[id]...)
+		_, _ = w.Write(st.Segments[id])
 	}
-	return append(b, "]}"...)
+	_, _ = w.Write([]byte("]}"))
+}
+
+var comma = []byte{','}
+
+// appender is an io.Writer that appends to itself.
+type appender []byte
+
+func (a *appender) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
+	return len(p), nil
 }
 
 // Diff returns the events that turn old into cur, all with eventId rev:

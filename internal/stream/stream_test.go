@@ -67,14 +67,16 @@ func TestResumeAndHistory(t *testing.T) {
 		}
 		h.Publish(int64(i), &s)
 	}
-	_, body, nm, _ := h.Delta(scope("s"), 4, true)
-	if nm || string(body) != `{"events":[{"type":"feature-updated","eventId":5,"feature":{"enabled":true,"name":"f5"}}]}` {
+	a, _ := h.Delta(scope("s"), 4, true)
+	body := a.Body()
+	if a.NotModified || string(body) != `{"events":[{"type":"feature-updated","eventId":5,"feature":{"enabled":true,"name":"f5"}}]}` {
 		t.Fatalf("delta from 4: %s", body)
 	}
-	if _, _, nm, _ := h.Delta(scope("s"), 5, true); !nm {
+	if a, _ := h.Delta(scope("s"), 5, true); !a.NotModified {
 		t.Fatal("delta from the latest revision is not 304")
 	}
-	_, body, _, _ = h.Delta(scope("s"), 2, true) // fell out of a 3-snapshot history
+	a, _ = h.Delta(scope("s"), 2, true) // fell out of a 3-snapshot history
+	body = a.Body()
 	var got struct{ Events []map[string]any }
 	_ = json.Unmarshal(body, &got)
 	if len(got.Events) != 1 || got.Events[0]["type"] != "hydration" || len(got.Events[0]["features"].([]any)) != 5 {

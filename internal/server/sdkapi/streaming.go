@@ -71,8 +71,11 @@ func (s *API) newHub() *stream.Hub {
 // GET /api/client/features serves them.
 func streamState(snapshot any, sc stream.Scope) *stream.State {
 	cfg, q := snapshot.(*clientconfig.Config), sc.(streamScope).q
-	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
-	for _, f := range cfg.Flags(q.env) {
+	flags := cfg.Flags(q.env)
+	// Sized for every flag of the environment (most scopes see most), so
+	// that a large configuration's map is not grown by doubling.
+	st := &stream.State{Flags: make(map[string]stream.Flag, len(flags)), Segments: map[int][]byte{}}
+	for _, f := range flags {
 		if !q.matches(f) {
 			continue
 		}
@@ -198,11 +201,11 @@ func (s *API) clientDelta(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	since, hasSince := stream.ParseEventID(r.Header.Get("If-None-Match"))
-	rev, body, notModified, err := s.hub.Delta(streamScope{q}, since, hasSince)
+	answer, err := s.hub.Delta(streamScope{q}, since, hasSince)
 	if err != nil {
 		return apierr.Internal(err)
 	}
-	stream.WriteDelta(w, r, rev, body, notModified)
+	answer.Write(w, r)
 	return nil
 }
 
