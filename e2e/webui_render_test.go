@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,26 +76,6 @@ func quickstart(t *testing.T) (serverURL, proxyURL string, tokens map[string]str
 	return "http://127.0.0.1:" + env["HTTP_PORT"], "http://127.0.0.1:" + env["PROXY_PORT"], tokens
 }
 
-// send makes one HTTP call and returns the status and body.
-func send(t *testing.T, method, url, token, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
-}
-
 // TestWebUIQuickstartServesANewProject: with the quick start (`make run`),
 // a flag in a project made after the start shows on its page which token
 // serves it in development (the quick start's, covering all projects) and
@@ -109,7 +87,7 @@ func TestWebUIQuickstartServesANewProject(t *testing.T) {
 		{"/api/admin/projects", `{"id":"shop","name":"Shop"}`},
 		{"/api/admin/projects/shop/features", `{"name":"shop-banner"}`},
 	} {
-		if code, body := send(t, "POST", server+c.path, tokens["adminToken"], c.body); code/100 != 2 {
+		if code, body := testutil.Call(t, "POST", server+c.path, tokens["adminToken"], c.body); code/100 != 2 {
 			t.Fatalf("POST %s: %d %s", c.path, code, body)
 		}
 	}
@@ -129,7 +107,7 @@ func TestWebUIQuickstartServesANewProject(t *testing.T) {
 	b.do("switch on in development", chromedp.Click(`#env-development input[data-switch]`))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		_, body := send(t, "GET", proxy+"/proxy", tokens["proxyClientKey"], "")
+		_, body := testutil.Call(t, "GET", proxy+"/proxy", tokens["proxyClientKey"], "")
 		if strings.Contains(body, `"shop-banner"`) {
 			break
 		}

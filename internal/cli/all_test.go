@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -105,25 +104,6 @@ func tryStartAll(t *testing.T, dir string, extra ...string) (serverURL, proxyURL
 	return "http://127.0.0.1:" + strconv.Itoa(serverPort), "http://127.0.0.1:" + strconv.Itoa(proxyPort), tokens, stdout.String, stop, nil
 }
 
-func call(t *testing.T, method, url, token, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // readmeWalkthrough returns the README's quick-start walkthrough: the body
 // of its one fenced block opened with "```sh walkthrough".
 func readmeWalkthrough(t *testing.T) string {
@@ -210,10 +190,10 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 		next++
 	}
 
-	if code, body := call(t, http.MethodGet, server+"/api/frontend", tokens.Frontend, ""); code != http.StatusOK {
+	if code, body := testutil.Call(t, http.MethodGet, server+"/api/frontend", tokens.Frontend, ""); code != http.StatusOK {
 		t.Fatalf("frontend API: %d %s", code, body)
 	}
-	if code, _ := call(t, http.MethodGet, proxy+"/proxy", "wrong-key", ""); code != http.StatusUnauthorized {
+	if code, _ := testutil.Call(t, http.MethodGet, proxy+"/proxy", "wrong-key", ""); code != http.StatusUnauthorized {
 		t.Fatalf("a wrong client key gets %d, want 401", code)
 	}
 
@@ -225,13 +205,13 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 		{"/api/admin/projects/shop/features/shop-banner/environments/development/strategies", `{"name":"default"}`},
 		{"/api/admin/projects/shop/features/shop-banner/environments/development/on", ``},
 	} {
-		if code, body := call(t, http.MethodPost, server+c.path, tokens.Admin, c.body); code/100 != 2 {
+		if code, body := testutil.Call(t, http.MethodPost, server+c.path, tokens.Admin, c.body); code/100 != 2 {
 			t.Fatalf("POST %s: %d %s", c.path, code, body)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, body := call(t, http.MethodGet, proxy+"/proxy", tokens.ClientKey, "")
+		_, body := testutil.Call(t, http.MethodGet, proxy+"/proxy", tokens.ClientKey, "")
 		if strings.Contains(body, `"shop-banner"`) {
 			break
 		}
@@ -251,10 +231,10 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 	if tokens2 != tokens {
 		t.Fatalf("tokens changed across restarts: %+v then %+v", tokens, tokens2)
 	}
-	if code, body := call(t, http.MethodGet, server2+"/api/admin/projects/default/features/new-checkout", tokens.Admin, ""); code != http.StatusOK {
+	if code, body := testutil.Call(t, http.MethodGet, server2+"/api/admin/projects/default/features/new-checkout", tokens.Admin, ""); code != http.StatusOK {
 		t.Fatalf("flag after restart: %d %s", code, body)
 	}
-	if code, _ := call(t, http.MethodGet, proxy2+"/proxy", tokens.ClientKey, ""); code != http.StatusOK {
+	if code, _ := testutil.Call(t, http.MethodGet, proxy2+"/proxy", tokens.ClientKey, ""); code != http.StatusOK {
 		t.Fatalf("proxy after restart answers %d", code)
 	}
 }
@@ -263,7 +243,7 @@ func TestAllInOneServesTheWalkthroughAndKeepsItsTokens(t *testing.T) {
 func signsIn(t *testing.T, serverURL, user, password string) bool {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
-	code, answer := call(t, http.MethodPost, serverURL+"/auth/simple/login", "", string(body))
+	code, answer := testutil.Call(t, http.MethodPost, serverURL+"/auth/simple/login", "", string(body))
 	if code != http.StatusOK && code != http.StatusUnauthorized {
 		t.Fatalf("sign-in answered %d %s", code, answer)
 	}

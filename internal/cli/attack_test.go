@@ -41,14 +41,14 @@ func newAttackSetup(t *testing.T) *attackSetup {
 	server.waitFor(t, a.url+"/health", nil, http.StatusOK)
 	const features = "/api/admin/projects/default/features"
 	for _, name := range []string{"real-a", "real-b"} {
-		if code, body := call(t, http.MethodPost, a.url+features, a.admin, `{"name":"`+name+`"}`); code != http.StatusCreated {
+		if code, body := testutil.Call(t, http.MethodPost, a.url+features, a.admin, `{"name":"`+name+`"}`); code != http.StatusCreated {
 			t.Fatalf("create %s: %d %s", name, code, body)
 		}
-		if code, body := call(t, http.MethodPost, a.url+features+"/"+name+"/environments/development/on", a.admin, ""); code != http.StatusOK {
+		if code, body := testutil.Call(t, http.MethodPost, a.url+features+"/"+name+"/environments/development/on", a.admin, ""); code != http.StatusOK {
 			t.Fatalf("turn on %s: %d %s", name, code, body)
 		}
 	}
-	if code, body := call(t, http.MethodPut, a.url+features+"/real-b/environments/development/variants", a.admin, `[{"name":"blue","weight":1000}]`); code != http.StatusOK {
+	if code, body := testutil.Call(t, http.MethodPut, a.url+features+"/real-b/environments/development/variants", a.admin, `[{"name":"blue","weight":1000}]`); code != http.StatusOK {
 		t.Fatalf("variants: %d %s", code, body)
 	}
 	return a
@@ -74,7 +74,7 @@ func (a *attackSetup) startProxy(t *testing.T, extra map[string]string) *bunting
 // usageOf is the yes count of a flag the proxy reported upstream.
 func (a *attackSetup) usageOf(t *testing.T, flag string) int64 {
 	t.Helper()
-	code, body := call(t, http.MethodGet, a.url+"/api/admin/client-metrics/features/"+flag, a.admin, "")
+	code, body := testutil.Call(t, http.MethodGet, a.url+"/api/admin/client-metrics/features/"+flag, a.admin, "")
 	if code != http.StatusOK {
 		t.Fatalf("usage of %s: %d %s", flag, code, body)
 	}
@@ -147,12 +147,12 @@ func TestMetricsPoisoningAttack(t *testing.T) {
 	before := proxy.memory(t)
 
 	realUse := func() {
-		if code, body := call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, `{"toggles":["real-a"]}`); code != http.StatusOK {
+		if code, body := testutil.Call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, `{"toggles":["real-a"]}`); code != http.StatusOK {
 			t.Errorf("real use: %d %s", code, body)
 		}
 	}
 	post := func(url, token, body string, want int) {
-		if code, answer := call(t, http.MethodPost, url, token, body); code != want {
+		if code, answer := testutil.Call(t, http.MethodPost, url, token, body); code != want {
 			t.Errorf("POST %s: %d %s, want %d", url, code, answer, want)
 		}
 	}
@@ -210,7 +210,7 @@ func TestMetricsPoisoningAttack(t *testing.T) {
 	if growth := after.rss - before.rss; growth > 16<<20 {
 		t.Errorf("the proxy grew by %.1f MB", float64(growth)/(1<<20))
 	}
-	_, prom := call(t, http.MethodGet, a.proxyURL+"/proxy/internal-backstage/prometheus", "", "")
+	_, prom := testutil.Call(t, http.MethodGet, a.proxyURL+"/proxy/internal-backstage/prometheus", "", "")
 	for _, line := range strings.Split(prom, "\n") {
 		if strings.HasPrefix(line, "bunting_proxy_upstream_metrics_posts_total") && !strings.Contains(line, `result="ok"`) {
 			t.Errorf("a metrics post upstream failed: %s", line)
@@ -291,7 +291,7 @@ func TestPostAmplificationAttack(t *testing.T) {
 			defer wg.Done()
 			for i := range 8 {
 				b := bodies[(client+i)%len(bodies)]
-				code, answer := call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, b.body)
+				code, answer := testutil.Call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, b.body)
 				if code != b.status {
 					t.Errorf("status %d, want %d: %.200s", code, b.status, answer)
 					return
@@ -319,7 +319,7 @@ func TestPostAmplificationAttack(t *testing.T) {
 		huge = append(huge, fmt.Sprintf("n%07d", i))
 	}
 	body := toggleListBody(huge)
-	if code, answer := call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, body); code != http.StatusBadRequest {
+	if code, answer := testutil.Call(t, http.MethodPost, a.proxyURL+"/proxy", a.proxyKey, body); code != http.StatusBadRequest {
 		t.Fatalf("%d names: %d %.200s", len(huge), code, answer)
 	}
 	after = raised.memory(t)

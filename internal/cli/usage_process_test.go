@@ -31,7 +31,7 @@ func TestUsageAcrossInterruptAndKill(t *testing.T) {
 		for range n {
 			body := `{"appName":"usage-app","instanceId":"i1","bucket":{"start":"` + time.Now().UTC().Format(time.RFC3339) +
 				`","stop":"` + time.Now().UTC().Format(time.RFC3339) + `","toggles":{"counted":{"yes":1,"no":0}}}}`
-			if code, resp := call(t, http.MethodPost, url+"/api/client/metrics", client, body); code != http.StatusAccepted {
+			if code, resp := testutil.Call(t, http.MethodPost, url+"/api/client/metrics", client, body); code != http.StatusAccepted {
 				t.Fatalf("report: %d %s", code, resp)
 			}
 		}
@@ -48,7 +48,7 @@ func TestUsageAcrossInterruptAndKill(t *testing.T) {
 
 	// An interrupt, long before the hour-long flush interval.
 	p, url := start("1h")
-	if code, body := call(t, http.MethodPost, url+"/api/admin/projects/default/features", admin, `{"name":"counted"}`); code != http.StatusCreated {
+	if code, body := testutil.Call(t, http.MethodPost, url+"/api/admin/projects/default/features", admin, `{"name":"counted"}`); code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	report(url, 10)
