@@ -41,7 +41,7 @@ type terraformExchange struct {
 // changes, and destroyed. Each answer must have the recorded status and
 // the recorded shape: the same keys (an added key such as "username": null
 // is what made the provider crash), the same JSON types and the same
-// lengths of lists. record.sh re-records the file.
+// lengths of lists. testdata/terraform/record.sh access re-records the file.
 func TestTerraformProviderAccessResources(t *testing.T) {
 	t.Parallel()
 	replayTerraform(t, "testdata/terraform/access/provider-v3.jsonl", 90)

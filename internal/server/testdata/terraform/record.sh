@@ -1,18 +1,20 @@
 #!/bin/bash
-# Re-records provider-v3.jsonl: Unleash's Terraform provider (built from a
-# checkout of Unleash/terraform-provider-unleash, with a replace of
+# Re-records SCENARIO/provider-v3.jsonl (SCENARIO: access, or resources):
+# Unleash's Terraform provider (built from a checkout of
+# Unleash/terraform-provider-unleash, with a replace of
 # github.com/Unleash/unleash-server-api-go to a checkout of its client)
-# applies main.tf (projects, environments, project environments, context fields, API tokens, a person, a service account and its token) against a fresh Bunting through a recording proxy, then
-# plans (no changes expected), applies stage 2, plans again and destroys.
+# applies SCENARIO/main.tf against a fresh Bunting through a recording
+# proxy, then plans (no changes expected), applies stage 2, plans again and
+# destroys.
 #
 #   PROVIDER_DIR=dir-with-terraform-provider-unleash-binary \
-#   BUNTING=path/to/bunting RECORDER=path/to/recorder ./record.sh
+#   BUNTING=path/to/bunting RECORDER=path/to/recorder ./record.sh SCENARIO
 #
 # RECORDER is any proxy that listens on 127.0.0.1:4243, forwards to its
 # first argument and appends {method, path, requestBody, status,
 # responseBody} lines to its second. Every command must succeed.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")/$1" && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 cat > "$work/terraformrc" <<RC
