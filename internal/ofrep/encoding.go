@@ -72,6 +72,7 @@ func newEncoding(s *engine.Snapshot) *encoding {
 	// would otherwise be grown by doubling, or kept with room to spare).
 	var blob, head []byte
 	size, measuring := 0, true
+	tails := make([][]byte, s.VariantCount()) // rendered while measuring
 	add := func(tail []byte) span {
 		if measuring {
 			size += 1 + len(head) + len(tail)
@@ -111,8 +112,10 @@ func newEncoding(s *engine.Snapshot) *encoding {
 				e.ons[i][1] = e.ons[i][0]
 			}
 			for _, id := range byFlag[i] {
-				tail, failed := variantTail(s.Variant(id))
-				e.variants[id], e.failed[id] = add(tail), failed
+				if measuring {
+					tails[id], e.failed[id] = variantTail(s.Variant(id))
+				}
+				e.variants[id] = add(tails[id])
 			}
 		}
 	}

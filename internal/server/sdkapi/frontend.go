@@ -46,9 +46,6 @@ type frontendAPI struct {
 	// compiled from: its lineage and revision determine its content.
 	source [2]uint64
 	scopes map[string]*frontendScope
-	// versions identifies the configuration of each current snapshot
-	// (see scopeVersion).
-	versions map[*engine.Snapshot]uint64
 	// builds times the snapshot builds by kind: "full", or "patched" (the
 	// flags that changed compiled into the previous snapshot).
 	builds *prometheus.HistogramVec
@@ -61,13 +58,16 @@ type frontendScope struct {
 	source   [2]uint64
 	flags    []*clientconfig.Flag
 	segments []int
+	// version identifies the configuration snap was compiled from (see
+	// scopeVersion).
+	version uint64
 	// used is set when a request asks for the scope; a scope no request
 	// asked for while the configuration changed twice is dropped.
 	used bool
 }
 
 func newFrontendAPI(s *API) *frontendAPI {
-	f := &frontendAPI{s: s, scopes: map[string]*frontendScope{}, versions: map[*engine.Snapshot]uint64{},
+	f := &frontendAPI{s: s, scopes: map[string]*frontendScope{},
 		builds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "bunting_frontend_snapshot_build_seconds",
 			Help:    "Builds of the compiled flags the frontend API and OFREP evaluate, per token scope: full, or patched (only the flags a change touched).",
@@ -102,7 +102,7 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 	defer f.mu.Unlock()
 	source := [2]uint64{cfg.Lineage(), uint64(cfg.Revision)}
 	if source != f.source {
-		f.source, f.versions = source, map[*engine.Snapshot]uint64{}
+		f.source = source
 		for k, sc := range f.scopes {
 			if !sc.used {
 				delete(f.scopes, k)
@@ -159,7 +159,8 @@ func (f *frontendAPI) snapshot(r *http.Request) (*engine.Snapshot, error) {
 			f.forget(prev.snap)
 		}
 	}
-	f.scopes[key], f.versions[sc.snap] = sc, version.Sum64()
+	sc.version = version.Sum64()
+	f.scopes[key] = sc
 	return sc.snap, nil
 }
 
@@ -202,15 +203,17 @@ func patchScope(prev, sc *frontendScope, lineage uint64) (*engine.Snapshot, erro
 	return snap, nil
 }
 
-// scopeVersion identifies the configuration of a snapshot snapshot
-// compiled (a digest of its flags and segments, the same in every
-// instance serving the same configuration); an older snapshot gets a
-// number of this process.
+// scopeVersion identifies the configuration of a snapshot compiled for a
+// scope (a digest of its flags and segments, the same in every instance
+// serving the same configuration); a snapshot no scope holds any more
+// gets a number of this process.
 func (f *frontendAPI) scopeVersion(s *engine.Snapshot) uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if v, ok := f.versions[s]; ok {
-		return v
+	for _, sc := range f.scopes {
+		if sc.snap == s {
+			return sc.version
+		}
 	}
 	return scopeSequence.Add(1) | 1<<63
 }
