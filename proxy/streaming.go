@@ -129,11 +129,11 @@ type relayScope struct{}
 func (relayScope) Key() string { return "" }
 
 func relayState(snapshot any, _ stream.Scope) *stream.State {
-	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
+	st := &stream.State{Segments: map[int][]byte{}}
 	cf := snapshot.(*engine.ClientFeatures)
 	for _, f := range cf.Features {
 		if b, err := json.Marshal(f); err == nil {
-			st.Flags[f.Name] = stream.Flag{Project: f.Project, JSON: b}
+			st.Flags = append(st.Flags, stream.Flag{Name: f.Name, Project: f.Project, JSON: b})
 		}
 	}
 	for _, sg := range cf.Segments {

@@ -66,11 +66,11 @@ func (a *DeltaAnswer) Write(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	names, ids := hydrationOrder(a.hydration)
-	size := hydrationSize(a.hydration, names, ids)
+	ids := segmentOrder(a.hydration)
+	size := hydrationSize(a.hydration, ids)
 	write := func(w io.Writer) {
 		_, _ = w.Write([]byte(`{"events":[`))
-		writeHydration(w, a.hydration, a.Rev, names, ids)
+		writeHydration(w, a.hydration, a.Rev, ids)
 		_, _ = w.Write([]byte("]}"))
 	}
 	if httpgzip.Wants(r, size) {

@@ -15,7 +15,7 @@ import (
 // message built in one buffer are the ones composed from Hydration, Body
 // and Message.
 func TestHydrationInOneBuffer(t *testing.T) {
-	st := &State{Flags: map[string]Flag{"b": {JSON: []byte(`{"name":"b"}`)}, "a": {JSON: []byte(`{"name":"a"}`)}},
+	st := &State{Flags: []Flag{{Name: "a", JSON: []byte(`{"name":"a"}`)}, {Name: "b", JSON: []byte(`{"name":"b"}`)}},
 		Segments: map[int][]byte{3: []byte(`{"id":3,"constraints":[]}`)}}
 	body := Body([]json.RawMessage{Hydration(st, 9)})
 	if got := appendHydrationBody(nil, st, 9); string(got) != string(body) {
@@ -30,10 +30,10 @@ func TestHydrationInOneBuffer(t *testing.T) {
 // by flag is the body built in one buffer, plain (with its exact length)
 // and gzipped, and HEAD sends the headers alone.
 func TestHydrationAnswerWrittenAsBuilt(t *testing.T) {
-	st := &State{Flags: map[string]Flag{}, Segments: map[int][]byte{3: []byte(`{"id":3,"constraints":[]}`)}}
+	st := &State{Segments: map[int][]byte{3: []byte(`{"id":3,"constraints":[]}`)}}
 	for i := range 3000 {
 		name := fmt.Sprintf("flag-%04d", i)
-		st.Flags[name] = Flag{JSON: []byte(`{"name":"` + name + `","enabled":true,"strategies":[{"name":"default","constraints":[]}]}`)}
+		st.Flags = append(st.Flags, Flag{Name: name, JSON: []byte(`{"name":"` + name + `","enabled":true,"strategies":[{"name":"default","constraints":[]}]}`)})
 	}
 	a := &DeltaAnswer{Rev: 1234567, hydration: st}
 	want := appendHydrationBody(nil, st, a.Rev)

@@ -28,21 +28,35 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Flag is one flag of a scope: its project and its JSON, exactly as the
-// client API serves it.
+// Flag is one flag of a scope: its name, its project and its JSON,
+// exactly as the client API serves it.
 type Flag struct {
+	Name    string
 	Project string
 	JSON    []byte
 }
 
-// State is the content of one scope at one revision.
+// State is the content of one scope at one revision: its flags sorted by
+// name (a slice, not a map: a scope of a large configuration is held for
+// each snapshot in the history, and is written and compared in name order
+// anyway) and the segments they use by id.
 type State struct {
-	Flags    map[string]Flag
+	Flags    []Flag
 	Segments map[int][]byte
+}
+
+// sortFlags puts st's flags in name order, which a StateFunc that walks
+// its configuration in that order already gave.
+func sortFlags(st *State) {
+	byName := func(a, b Flag) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(st.Flags, byName) {
+		slices.SortFunc(st.Flags, byName)
+	}
 }
 
 // Scope identifies what one client may see; equal keys see equal States.
@@ -120,6 +134,7 @@ func (h *Hub) stateOf(e *entry, sc Scope) *State {
 		return st
 	}
 	st := h.state(e.snap, sc)
+	sortFlags(st)
 	if len(e.states) > 1000 {
 		clear(e.states)
 	}
@@ -407,8 +422,8 @@ func appendJoined[T ~[]byte](b []byte, items []T) []byte {
 	return b
 }
 
-// Hydration encodes the hydration event of st: every flag sorted by name,
-// every segment sorted by id.
+// Hydration encodes the hydration event of st: its flags in their (name)
+// order, every segment sorted by id.
 func Hydration(st *State, rev int64) json.RawMessage {
 	return appendHydration(nil, st, rev, 0)
 }
@@ -430,24 +445,23 @@ func hydrationMessage(st *State, rev int64) []byte {
 // appendHydration appends the hydration event of st, growing b once to
 // hold it and extra bytes more.
 func appendHydration(b []byte, st *State, rev int64, extra int) []byte {
-	names, ids := hydrationOrder(st)
-	sink := appender(slices.Grow(b, hydrationSize(st, names, ids)+extra))
-	writeHydration(&sink, st, rev, names, ids)
+	ids := segmentOrder(st)
+	sink := appender(slices.Grow(b, hydrationSize(st, ids)+extra))
+	writeHydration(&sink, st, rev, ids)
 	return sink
 }
 
-// hydrationOrder is the order of a hydration: flags by name, segments by
-// id.
-func hydrationOrder(st *State) (names []string, ids []int) {
-	return slices.Sorted(maps.Keys(st.Flags)), slices.Sorted(maps.Keys(st.Segments))
+// segmentOrder is the order of a hydration's segments: by id.
+func segmentOrder(st *State) []int {
+	return slices.Sorted(maps.Keys(st.Segments))
 }
 
 // hydrationSize bounds the length of st's hydration event from above by
 // a few bytes (the event id's digits).
-func hydrationSize(st *State, names []string, ids []int) int {
+func hydrationSize(st *State, ids []int) int {
 	n := 80
-	for _, name := range names {
-		n += len(st.Flags[name].JSON) + 1
+	for _, f := range st.Flags {
+		n += len(f.JSON) + 1
 	}
 	for _, id := range ids {
 		n += len(st.Segments[id]) + 1
@@ -455,18 +469,18 @@ func hydrationSize(st *State, names []string, ids []int) int {
 	return n
 }
 
-// writeHydration writes st's hydration event, in the order given, to w
-// (which buffers: one write a flag).
-func writeHydration(w io.Writer, st *State, rev int64, names []string, ids []int) {
+// writeHydration writes st's hydration event, segments in the order
+// given, to w (which buffers: one write a flag).
+func writeHydration(w io.Writer, st *State, rev int64, ids []int) {
 	var num [24]byte
 	_, _ = w.Write([]byte(`{"type":"hydration","eventId":`))
 	_, _ = w.Write(strconv.AppendInt(num[:0], rev, 10))
 	_, _ = w.Write([]byte(`,"features":[`))
-	for i, name := range names {
+	for i, f := range st.Flags {
 		if i > 0 {
 			_, _ = w.Write(comma)
 		}
-		_, _ = w.Write(st.Flags[name].JSON)
+		_, _ = w.Write(f.JSON)
 	}
 	_, _ = w.Write([]byte(`],"segments":[`))
 	for i, id := range ids {
@@ -503,24 +517,38 @@ func Diff(old, cur *State, rev int64) []json.RawMessage {
 			}{"segment-updated", rev, cur.Segments[id]}))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(cur.Flags)) {
-		if prev, ok := old.Flags[name]; !ok || !bytes.Equal(prev.JSON, cur.Flags[name].JSON) {
-			out = append(out, event(struct {
-				Type    string          `json:"type"`
-				EventID int64           `json:"eventId"`
-				Feature json.RawMessage `json:"feature"`
-			}{"feature-updated", rev, cur.Flags[name].JSON}))
+	// Both flag lists are in name order: one merge finds the flags added
+	// or changed, and those removed.
+	updated := func(f Flag) {
+		out = append(out, event(struct {
+			Type    string          `json:"type"`
+			EventID int64           `json:"eventId"`
+			Feature json.RawMessage `json:"feature"`
+		}{"feature-updated", rev, f.JSON}))
+	}
+	var removed []Flag
+	for i, j := 0, 0; i < len(old.Flags) || j < len(cur.Flags); {
+		switch c := mergeOrder(old.Flags, cur.Flags, i, j); {
+		case c < 0:
+			removed = append(removed, old.Flags[i])
+			i++
+		case c > 0:
+			updated(cur.Flags[j])
+			j++
+		default:
+			if !bytes.Equal(old.Flags[i].JSON, cur.Flags[j].JSON) {
+				updated(cur.Flags[j])
+			}
+			i, j = i+1, j+1
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(old.Flags)) {
-		if _, ok := cur.Flags[name]; !ok {
-			out = append(out, event(struct {
-				Type        string `json:"type"`
-				EventID     int64  `json:"eventId"`
-				FeatureName string `json:"featureName"`
-				Project     string `json:"project"`
-			}{"feature-removed", rev, name, old.Flags[name].Project}))
-		}
+	for _, f := range removed {
+		out = append(out, event(struct {
+			Type        string `json:"type"`
+			EventID     int64  `json:"eventId"`
+			FeatureName string `json:"featureName"`
+			Project     string `json:"project"`
+		}{"feature-removed", rev, f.Name, f.Project}))
 	}
 	for _, id := range slices.Sorted(maps.Keys(old.Segments)) {
 		if _, ok := cur.Segments[id]; !ok {
@@ -532,6 +560,18 @@ func Diff(old, cur *State, rev int64) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// mergeOrder compares a[i] and b[j] by name, a list that is done sorting
+// after the other.
+func mergeOrder(a, b []Flag, i, j int) int {
+	switch {
+	case i == len(a):
+		return 1
+	case j == len(b):
+		return -1
+	}
+	return strings.Compare(a[i].Name, b[j].Name)
 }
 
 func event(v any) json.RawMessage {

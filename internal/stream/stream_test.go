@@ -2,6 +2,10 @@ package stream_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -16,10 +20,11 @@ func (s scope) Key() string { return string(s) }
 type snap map[string]bool
 
 func state(s any, _ stream.Scope) *stream.State {
-	st := &stream.State{Flags: map[string]stream.Flag{}, Segments: map[int][]byte{}}
+	st := &stream.State{Segments: map[int][]byte{}}
+	// In the map's order: the hub puts a state's flags in name order.
 	for name, on := range *s.(*snap) {
 		b, _ := json.Marshal(map[string]any{"name": name, "enabled": on})
-		st.Flags[name] = stream.Flag{Project: "default", JSON: b}
+		st.Flags = append(st.Flags, stream.Flag{Name: name, Project: "default", JSON: b})
 	}
 	return st
 }
@@ -105,7 +110,7 @@ func TestBodiesAsEncodingJSONWritesThem(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"name": name, "description": "<b>&</b>", "enabled": true})
 		return b
 	}
-	st := &stream.State{Flags: map[string]stream.Flag{"b": {JSON: flag("b")}, "a": {JSON: flag("a")}, "c": {JSON: flag("c")}},
+	st := &stream.State{Flags: []stream.Flag{{Name: "a", JSON: flag("a")}, {Name: "b", JSON: flag("b")}, {Name: "c", JSON: flag("c")}},
 		Segments: map[int][]byte{2: []byte(`{"id":2,"constraints":[]}`), 1: []byte(`{"id":1,"constraints":[]}`)}}
 	want, _ := json.Marshal(struct {
 		Type     string            `json:"type"`
@@ -136,5 +141,49 @@ func TestBodiesAsEncodingJSONWritesThem(t *testing.T) {
 	}
 	if got, want := string(stream.Message("unleash-updated", 7, []byte(`{"events":[]}`))), "event: unleash-updated\nid: 7\ndata: {\"events\":[]}\n\n"; got != want {
 		t.Errorf("Message: %q, want %q", got, want)
+	}
+}
+
+// TestDiffAgainstMaps: Diff's merge of two name-ordered flag lists gives
+// the events a direct comparison by name gives, for random pairs of
+// states (flags added, removed, changed and kept, at either end).
+func TestDiffAgainstMaps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func() (*stream.State, map[string]stream.Flag) {
+		st, byName := &stream.State{}, map[string]stream.Flag{}
+		for i := range 12 {
+			if rng.IntN(2) == 0 {
+				continue
+			}
+			name := fmt.Sprintf("f%02d", i)
+			f := stream.Flag{Name: name, Project: "p" + name, JSON: []byte(fmt.Sprintf(`{"name":%q,"v":%d}`, name, rng.IntN(2)))}
+			st.Flags = append(st.Flags, f)
+			byName[name] = f
+		}
+		return st, byName
+	}
+	for round := range 2000 {
+		old, oldByName := random()
+		cur, curByName := random()
+		var want []json.RawMessage
+		for _, name := range slices.Sorted(maps.Keys(curByName)) {
+			if prev, ok := oldByName[name]; !ok || string(prev.JSON) != string(curByName[name].JSON) {
+				want = append(want, json.RawMessage(fmt.Sprintf(`{"type":"feature-updated","eventId":7,"feature":%s}`, curByName[name].JSON)))
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(oldByName)) {
+			if _, ok := curByName[name]; !ok {
+				want = append(want, json.RawMessage(fmt.Sprintf(`{"type":"feature-removed","eventId":7,"featureName":%q,"project":%q}`, name, "p"+name)))
+			}
+		}
+		got := stream.Diff(old, cur, 7)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d events, want %d:\n%s\nwant\n%s", round, len(got), len(want), got, want)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("round %d: event %d %s, want %s", round, i, got[i], want[i])
+			}
+		}
 	}
 }

@@ -72,14 +72,14 @@ func (s *API) newHub() *stream.Hub {
 func streamState(snapshot any, sc stream.Scope) *stream.State {
 	cfg, q := snapshot.(*clientconfig.Config), sc.(streamScope).q
 	flags := cfg.Flags(q.env)
-	// Sized for every flag of the environment (most scopes see most), so
-	// that a large configuration's map is not grown by doubling.
-	st := &stream.State{Flags: make(map[string]stream.Flag, len(flags)), Segments: map[int][]byte{}}
+	// Sized for every flag of the environment (most scopes see most), and
+	// in its name order.
+	st := &stream.State{Flags: make([]stream.Flag, 0, len(flags)), Segments: map[int][]byte{}}
 	for _, f := range flags {
 		if !q.matches(f) {
 			continue
 		}
-		st.Flags[f.Name] = stream.Flag{Project: f.Project, JSON: f.JSON}
+		st.Flags = append(st.Flags, stream.Flag{Name: f.Name, Project: f.Project, JSON: f.JSON})
 		for _, id := range f.SegmentIDs() {
 			if _, ok := st.Segments[id]; !ok {
 				if sg := cfg.Segment(id); sg != nil {
