@@ -248,12 +248,14 @@ func BenchmarkIntegrationDelivery(b *testing.B) {
 	}
 }
 
-// BenchmarkToggleIntegrations measures the toggles of BenchmarkToggle (16
-// clients) on a server without integrations, with five configured for
-// other events (the write path: the outbox trigger finds no match), and
-// with five that every toggle goes to (delivered to receivers on loopback
-// while the toggles run, on the same cores), side by side: the variants
-// alternate round by round, each on a fresh server.
+// BenchmarkToggleIntegrations measures the toggles of BenchmarkToggle on a
+// server without integrations, with five configured for other events (the
+// write path: the outbox trigger finds no match), and with five that every
+// toggle goes to (delivered to receivers on loopback while the toggles
+// run, on the same cores), side by side: the variants alternate round by
+// round, each on a fresh server. One client toggling is a person or a
+// script at a time; sixteen saturate the machine, where the deliveries'
+// requests and their receivers take CPU from the toggles.
 func BenchmarkToggleIntegrations(b *testing.B) {
 	variants := []struct {
 		name   string
@@ -266,25 +268,27 @@ func BenchmarkToggleIntegrations(b *testing.B) {
 	}
 	for _, kind := range []string{"sqlite", "postgres"} {
 		for round := range 3 {
-			for _, v := range variants {
-				b.Run(fmt.Sprintf("%s/round=%d/%s", kind, round, v.name), func(b *testing.B) {
-					db := servertest.NewSQLite(b)
-					if kind == "postgres" {
-						db = servertest.NewPostgres(b)
-					}
-					h := servertest.Start(b, db, allowLoopback)
-					h.Client.Transport = &http.Transport{MaxIdleConnsPerHost: 64}
-					for range v.n {
-						rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-							_, _ = io.Copy(io.Discard, r.Body)
-							w.WriteHeader(204)
-						}))
-						b.Cleanup(rc.Close)
-						h.Do(b, "POST", "/api/admin/addons", h.AdminToken, map[string]any{"provider": "webhook", "events": v.events,
-							"parameters": map[string]any{"url": rc.URL}}).Want(b, 201)
-					}
-					benchToggle(b, h, 16)
-				})
+			for _, clients := range []int{1, 16} {
+				for _, v := range variants {
+					b.Run(fmt.Sprintf("%s/round=%d/clients=%d/%s", kind, round, clients, v.name), func(b *testing.B) {
+						db := servertest.NewSQLite(b)
+						if kind == "postgres" {
+							db = servertest.NewPostgres(b)
+						}
+						h := servertest.Start(b, db, allowLoopback)
+						h.Client.Transport = &http.Transport{MaxIdleConnsPerHost: 64}
+						for range v.n {
+							rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+								_, _ = io.Copy(io.Discard, r.Body)
+								w.WriteHeader(204)
+							}))
+							b.Cleanup(rc.Close)
+							h.Do(b, "POST", "/api/admin/addons", h.AdminToken, map[string]any{"provider": "webhook", "events": v.events,
+								"parameters": map[string]any{"url": rc.URL}}).Want(b, 201)
+						}
+						benchToggle(b, h, clients)
+					})
+				}
 			}
 		}
 	}
