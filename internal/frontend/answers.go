@@ -15,7 +15,11 @@ import (
 // outcome is kept when it is seen a second time, so that outcomes that
 // never repeat (percentage rollouts by user) cost no copies, and only
 // answers up to answerMaxBytes, so that a snapshot keeps at most
-// answerSlots × answerMaxBytes.
+// answerSlots × answerMaxBytes. A kept answer gives way to another
+// outcome of its slot only once that one's offers outnumber its own hits
+// (counted up to answerCredit): two outcomes that share a slot would
+// otherwise replace each other's copy over and over, each time copying a
+// whole answer.
 type answerCache struct {
 	slots [answerSlots]atomic.Pointer[cachedAnswer]
 	// seen holds, per slot, the hash of the last outcome that missed.
@@ -25,6 +29,7 @@ type answerCache struct {
 const (
 	answerSlots    = 32
 	answerMaxBytes = 128 << 10
+	answerCredit   = 8
 )
 
 // cachedAnswer is one outcome (ids, withDisabled) and its answer; it
@@ -35,6 +40,9 @@ type cachedAnswer struct {
 	ids          []engine.VariantID
 	body         []byte
 	etag         wire.ETag
+	// credit counts hits, up to answerCredit, less the offers of other
+	// outcomes it withstood.
+	credit atomic.Int32
 }
 
 // get returns the answer kept for the outcome, or nil.
@@ -42,6 +50,9 @@ func (c *answerCache) get(hash uint64, ids []engine.VariantID, withDisabled bool
 	a := c.slots[hash%answerSlots].Load()
 	if a == nil || a.hash != hash || a.withDisabled != withDisabled || !slices.Equal(a.ids, ids) {
 		return nil
+	}
+	if a.credit.Load() < answerCredit { // read first: hits on one answer share its cache line
+		a.credit.Add(1)
 	}
 	return a
 }
@@ -51,6 +62,9 @@ func (c *answerCache) get(hash uint64, ids []engine.VariantID, withDisabled bool
 func (c *answerCache) offer(hash uint64, ids []engine.VariantID, withDisabled bool, body []byte, etag wire.ETag) {
 	slot := hash % answerSlots
 	if len(body) > answerMaxBytes || c.seen[slot].Swap(hash) != hash {
+		return
+	}
+	if kept := c.slots[slot].Load(); kept != nil && kept.credit.Add(-1) >= 0 {
 		return
 	}
 	c.slots[slot].Store(&cachedAnswer{hash: hash, withDisabled: withDisabled, ids: slices.Clone(ids), body: slices.Clone(body), etag: etag})

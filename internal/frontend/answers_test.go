@@ -97,3 +97,40 @@ func TestLargeAnswersAreNotKept(t *testing.T) {
 		t.Error("the outcome seen twice is not kept, or is found for another one")
 	}
 }
+
+// TestAKeptAnswerInUseIsNotReplaced: two outcomes that share a slot and
+// keep coming as often as each other do not replace each other's kept
+// answer (each replacement copies a whole answer): the one kept stays
+// while it is used, and the other is built each time, uncopied. Once the
+// kept one is no longer asked for, the other takes its place.
+func TestAKeptAnswerInUseIsNotReplaced(t *testing.T) {
+	var c answerCache
+	a, b := uint64(3), uint64(3+answerSlots) // the same slot
+	ids := []engine.VariantID{1}
+	body := []byte(`{"toggles":[]}`)
+	c.offer(a, ids, false, body, wire.OutcomeETag(2, a))
+	c.offer(a, ids, false, body, wire.OutcomeETag(2, a))
+	kept := c.get(a, ids, false)
+	if kept == nil {
+		t.Fatal("the outcome seen twice is not kept")
+	}
+	for range 100 { // a and b in turn, each twice in a row
+		for _, h := range []uint64{b, b, a, a} {
+			if h == a {
+				if c.get(a, ids, false) != kept {
+					t.Fatal("the answer in use was replaced")
+				}
+				continue
+			}
+			if c.get(h, ids, false) == nil {
+				c.offer(h, ids, false, body, wire.OutcomeETag(2, h))
+			}
+		}
+	}
+	for range answerCredit + 1 { // a is no longer asked for: b takes the slot
+		c.offer(b, ids, false, body, wire.OutcomeETag(2, b))
+	}
+	if c.get(b, ids, false) == nil {
+		t.Error("an answer unused since the last offer did not give way")
+	}
+}
