@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/internal/server/servertest"
+	"github.com/bunting-flags/bunting/internal/testutil"
 )
 
 // screenshotDir is where the UI journeys leave pictures of the main
@@ -241,14 +240,7 @@ func TestWebUIJourneys(t *testing.T) {
 	var served func(user string) string
 	servedTo := func(user string) bool { return served(user) != "" }
 	served = func(user string) string {
-		req, _ := http.NewRequest("GET", proxySrv.URL+"/proxy?userId="+user, nil)
-		req.Header.Set("Authorization", "ui-key")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
+		_, body := testutil.Call(t, "GET", proxySrv.URL+"/proxy?userId="+user, "ui-key", "")
 		var out struct {
 			Toggles []struct {
 				Name    string
@@ -258,7 +250,7 @@ func TestWebUIJourneys(t *testing.T) {
 				}
 			}
 		}
-		_ = json.Unmarshal(body, &out)
+		_ = json.Unmarshal([]byte(body), &out)
 		for _, tg := range out.Toggles {
 			if tg.Name == "ui-rollout" {
 				return tg.Variant.Name + ":" + tg.Variant.Payload.Value

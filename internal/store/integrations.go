@@ -269,36 +269,43 @@ func (tx *Tx) recordDeliveries(outcomes []DeliveryOutcome) error {
 			return err
 		}
 	}
-	if len(outcomes) == 0 {
-		return nil
-	}
-	var (
-		q    strings.Builder
-		args = make([]any, 0, 9*len(outcomes))
-	)
-	q.WriteString(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at) VALUES `)
+	logs := make([]DeliveryAttempt, len(outcomes))
 	for i, o := range outcomes {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(")
-		for c := range 9 {
-			if c > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(tx.s.placeholder(len(args) + c + 1))
-		}
-		q.WriteString(")")
-		args = append(args, attemptArgs(o.Log)...)
+		logs[i] = o.Log
 	}
-	_, err := tx.exec(q.String(), args...)
-	return err
+	return tx.insertAttempts(logs)
 }
 
 // InsertDeliveryAttempt writes one row of the delivery log.
 func (q Q) InsertDeliveryAttempt(a DeliveryAttempt) error {
-	_, err := q.exec(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, attemptArgs(a)...)
+	return q.insertAttempts([]DeliveryAttempt{a})
+}
+
+// insertAttempts writes rows of the delivery log in one statement.
+func (q Q) insertAttempts(attempts []DeliveryAttempt) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	var (
+		stmt strings.Builder
+		args = make([]any, 0, 9*len(attempts))
+	)
+	stmt.WriteString(`INSERT INTO integration_events (integration_id, delivery_id, event_id, event, attempt, state, state_details, details, created_at) VALUES `)
+	for i, a := range attempts {
+		if i > 0 {
+			stmt.WriteString(", ")
+		}
+		stmt.WriteString("(")
+		for c := range 9 {
+			if c > 0 {
+				stmt.WriteString(", ")
+			}
+			stmt.WriteString(q.s.placeholder(len(args) + c + 1))
+		}
+		stmt.WriteString(")")
+		args = append(args, attemptArgs(a)...)
+	}
+	_, err := q.exec(stmt.String(), args...)
 	return err
 }
 
